@@ -1,0 +1,15 @@
+# Every external package the build uses, found in one place (tools/install-deps.sh installs them).
+find_package(Threads REQUIRED)
+find_package(absl REQUIRED)
+find_package(Boost 1.74 REQUIRED COMPONENTS context)
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(HWLOC REQUIRED IMPORTED_TARGET hwloc)
+if(ISO_BUILD_TESTS)
+  find_package(GTest REQUIRED)
+endif()
+if(ISO_BUILD_BENCHMARKS)
+  find_package(benchmark REQUIRED)
+  # Peers for side-by-side figures; optional, the benchmarks say when a peer is missing.
+  find_package(MPI COMPONENTS CXX QUIET)
+endif()
+find_package(Protobuf REQUIRED)

@@ -1,0 +1,1 @@
+# Installation is filled in with the package rules.

@@ -1,0 +1,111 @@
+#include "comm/byte_ring.hpp"
+
+#include <cstring>
+
+#include "base/check.hpp"
+
+namespace iso::comm {
+namespace {
+
+constexpr std::uint64_t kHeaderBytes = 8;
+constexpr std::uint64_t kValidBit = std::uint64_t{1} << 63;
+constexpr std::uint64_t kWrapBit = std::uint64_t{1} << 62;
+constexpr std::uint64_t kLengthMask = (std::uint64_t{1} << 32) - 1;
+
+constexpr std::uint64_t record_bytes(std::uint64_t payload) {
+  return (kHeaderBytes + payload + 7) & ~std::uint64_t{7};
+}
+
+std::atomic_ref<std::uint64_t> header_at(std::byte* data, std::uint64_t offset) {
+  return std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(data + offset));
+}
+
+std::atomic<std::uint64_t>* release_word(std::byte* memory, std::size_t capacity) {
+  return reinterpret_cast<std::atomic<std::uint64_t>*>(memory + capacity);
+}
+
+}  // namespace
+
+ring_producer::ring_producer(std::byte* memory, std::size_t capacity)
+    : data_(memory),
+      released_(release_word(memory, capacity)),
+      capacity_(capacity),
+      mask_(capacity - 1) {
+  ISO_CHECK(capacity >= 256 && (capacity & (capacity - 1)) == 0)
+      << "ring capacity " << capacity << " is not a power of two >= 256";
+}
+
+bool ring_producer::has_room(std::size_t bytes) {
+  // The next header slot must also be free: it is zeroed before publication.
+  if (tail_ + bytes + kHeaderBytes <= cached_head_ + capacity_) return true;
+  cached_head_ = released_->load(std::memory_order_acquire);
+  return tail_ + bytes + kHeaderBytes <= cached_head_ + capacity_;
+}
+
+std::size_t ring_producer::free_bytes_hint() const {
+  const std::uint64_t used = tail_ - cached_head_ + kHeaderBytes;
+  return used >= capacity_ ? 0 : capacity_ - used;
+}
+
+bool ring_producer::try_push(std::span<const byte_span> pieces, std::size_t size) {
+  ISO_DCHECK(size <= byte_ring_max_payload(capacity_)) << "payload of " << size << " bytes";
+  const std::uint64_t bytes = record_bytes(size);
+  const std::uint64_t offset = tail_ & mask_;
+  const std::uint64_t until_end = capacity_ - offset;
+  const bool wraps = bytes > until_end;
+  if (!has_room(wraps ? until_end + bytes : bytes)) return false;
+
+  const std::uint64_t record_offset = wraps ? 0 : offset;
+  std::byte* out = data_ + record_offset + kHeaderBytes;
+  for (const byte_span& piece : pieces) {
+    std::memcpy(out, piece.data(), piece.size());
+    out += piece.size();
+  }
+  // Zero the next header slot before anything that makes this record visible.
+  header_at(data_, (record_offset + bytes) & mask_).store(0, std::memory_order_relaxed);
+  header_at(data_, record_offset).store(kValidBit | size, std::memory_order_release);
+  if (wraps) {
+    // Published last, so a consumer that follows the marker finds the record complete.
+    header_at(data_, offset).store(kValidBit | kWrapBit, std::memory_order_release);
+    tail_ += until_end;
+  }
+  tail_ += bytes;
+  return true;
+}
+
+ring_consumer::ring_consumer(std::byte* memory, std::size_t capacity)
+    : data_(memory),
+      released_(release_word(memory, capacity)),
+      capacity_(capacity),
+      mask_(capacity - 1) {}
+
+ring_consumer::peek_result ring_consumer::peek(ring_record& out) {
+  std::uint64_t offset = read_ & mask_;
+  std::uint64_t header = header_at(data_, offset).load(std::memory_order_acquire);
+  if (header == 0) return peek_result::empty;
+  std::uint64_t begin = read_;
+  if (header & kWrapBit) {
+    begin += capacity_ - offset;
+    offset = 0;
+    header = header_at(data_, 0).load(std::memory_order_acquire);
+    if ((header & kValidBit) == 0 || (header & kWrapBit)) return peek_result::corrupt;
+  }
+  const std::uint64_t length = header & kLengthMask;
+  if ((header & kValidBit) == 0 || length > byte_ring_max_payload(capacity_)) {
+    return peek_result::corrupt;
+  }
+  out.begin = read_;
+  out.end = begin + record_bytes(length);
+  out.payload = {data_ + offset + kHeaderBytes, length};
+  return peek_result::record;
+}
+
+void ring_consumer::release_to(std::uint64_t position) {
+  released_->store(position, std::memory_order_release);
+}
+
+bool ring_consumer::has_pending() const {
+  return header_at(data_, read_ & mask_).load(std::memory_order_acquire) != 0;
+}
+
+}  // namespace iso::comm

@@ -1,0 +1,232 @@
+#include "comm/shm_segment.hpp"
+
+#include <linux/futex.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <climits>
+#include <cstring>
+#include <thread>
+
+#include "absl/strings/str_format.h"
+#include "base/errno_status.hpp"
+#include "comm/inproc.hpp"
+
+namespace iso::comm {
+
+// The first page of the segment. Only fixed-size, lock-free fields: other processes read it.
+struct shm_segment::header {
+  static constexpr std::uint64_t kMagic = 0x69736f2d6a6f6231;  // "iso-job1"
+  std::atomic<std::uint64_t> magic;
+  std::uint32_t nodes;
+  std::uint32_t secret_length;
+  std::uint64_t ring_capacity;
+  std::uint64_t total_bytes;
+  char secret[kMaxSecretBytes];
+  alignas(64) std::atomic<std::uint32_t> barrier_arrived;
+  std::atomic<std::uint32_t> barrier_generation;
+  alignas(64) std::atomic<std::uint32_t> failed;  // 0, or 1 + the node that failed
+};
+
+namespace {
+
+constexpr std::size_t kHeaderBytes = 4096;
+static_assert(sizeof(std::atomic<std::uint64_t>) == 8);
+
+std::size_t boards_offset() { return kHeaderBytes; }
+std::size_t fabric_offset(std::uint32_t nodes) {
+  return kHeaderBytes + std::size_t{nodes} * shm_segment::kBoardBytes;
+}
+
+void futex_wait(std::atomic<std::uint32_t>* word, std::uint32_t expected, absl::Duration timeout) {
+  const timespec relative = absl::ToTimespec(timeout);
+  ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(word), FUTEX_WAIT, expected, &relative,
+            nullptr, 0);
+}
+
+void futex_wake_all(std::atomic<std::uint32_t>* word) {
+  ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(word), FUTEX_WAKE, INT_MAX, nullptr,
+            nullptr, 0);
+}
+
+absl::StatusOr<std::byte*> map(int fd, std::size_t bytes) {
+  void* base = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (base == MAP_FAILED) return base::errno_status("map the job segment");
+  return static_cast<std::byte*>(base);
+}
+
+absl::Status check_shape(std::uint32_t rank, std::uint32_t size, std::string_view secret) {
+  if (size == 0 || rank >= size) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("node %u is not a node of a job of %u nodes", rank, size));
+  }
+  if (secret.size() > shm_segment::kMaxSecretBytes) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "job secret of %u bytes exceeds %u", secret.size(), shm_segment::kMaxSecretBytes));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+shm_segment::shm_segment(int fd, std::byte* base, std::size_t bytes, fabric_layout layout,
+                         bool shuffle)
+    : fd_(fd), base_(base), bytes_(bytes), layout_(layout), shuffle_(shuffle) {}
+
+shm_segment::~shm_segment() {
+  ::munmap(base_, bytes_);
+  ::close(fd_);
+}
+
+shm_segment::header& shm_segment::head() const { return *reinterpret_cast<header*>(base_); }
+
+absl::StatusOr<std::shared_ptr<shm_segment>> shm_segment::initialise(int fd, std::uint32_t size,
+                                                                     std::string_view secret,
+                                                                     const shm_options& options) {
+  if (absl::Status s = validate_ring_capacity(options.ring_capacity); !s.ok()) return s;
+  const fabric_layout layout{size, options.ring_capacity};
+  const std::size_t bytes = fabric_offset(size) + layout.bytes();
+  if (::ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
+    return base::errno_status(absl::StrFormat("size the job segment to %u bytes", bytes));
+  }
+  absl::StatusOr<std::byte*> base = map(fd, bytes);
+  if (!base.ok()) return base.status();
+  auto* h = new (*base) header{};
+  h->nodes = size;
+  h->secret_length = static_cast<std::uint32_t>(secret.size());
+  std::memcpy(h->secret, secret.data(), secret.size());
+  h->ring_capacity = options.ring_capacity;
+  h->total_bytes = bytes;
+  // Published last: the others read the fields above only after seeing the magic.
+  h->magic.store(header::kMagic, std::memory_order_release);
+  return std::shared_ptr<shm_segment>(
+      new shm_segment(fd, *base, bytes, layout, options.shuffle_poll_order));
+}
+
+absl::StatusOr<std::shared_ptr<shm_segment>> shm_segment::join(int fd, std::uint32_t rank,
+                                                               std::uint32_t size,
+                                                               std::string_view secret,
+                                                               const shm_options& options) {
+  if (absl::Status s = check_shape(rank, size, secret); !s.ok()) {
+    ::close(fd);
+    return s;
+  }
+  if (rank == 0) {
+    auto segment = initialise(fd, size, secret, options);
+    if (!segment.ok()) ::close(fd);
+    return segment;
+  }
+  // Wait for node 0 to size the segment, then to publish its header. Bounded: a node 0 that
+  // never comes must not hang the others.
+  const absl::Time deadline = absl::Now() + options.join_timeout;
+  struct stat st {};
+  absl::Duration pause = absl::Microseconds(50);
+  for (;;) {
+    if (::fstat(fd, &st) != 0) {
+      absl::Status s = base::errno_status("inspect the job segment");
+      ::close(fd);
+      return s;
+    }
+    if (st.st_size >= static_cast<off_t>(kHeaderBytes)) {
+      absl::StatusOr<std::byte*> base = map(fd, kHeaderBytes);
+      if (!base.ok()) {
+        ::close(fd);
+        return base.status();
+      }
+      const auto* h = reinterpret_cast<const header*>(*base);
+      const bool ready = h->magic.load(std::memory_order_acquire) == header::kMagic;
+      const std::size_t bytes = ready ? h->total_bytes : 0;
+      const fabric_layout layout{h->nodes, h->ring_capacity};
+      const bool secret_ok = ready && h->secret_length == secret.size() &&
+                             std::memcmp(h->secret, secret.data(), secret.size()) == 0;
+      ::munmap(*base, kHeaderBytes);
+      if (ready) {
+        if (!secret_ok) {
+          ::close(fd);
+          return absl::PermissionDeniedError(
+              "the job secret does not match the segment's: this process is not a member");
+        }
+        if (layout.nodes != size) {
+          ::close(fd);
+          return absl::FailedPreconditionError(absl::StrFormat(
+              "the job segment is for %u nodes, this node was told %u", layout.nodes, size));
+        }
+        absl::StatusOr<std::byte*> whole = map(fd, bytes);
+        if (!whole.ok()) {
+          ::close(fd);
+          return whole.status();
+        }
+        return std::shared_ptr<shm_segment>(
+            new shm_segment(fd, *whole, bytes, layout, options.shuffle_poll_order));
+      }
+    }
+    if (absl::Now() >= deadline) {
+      ::close(fd);
+      return absl::DeadlineExceededError(absl::StrFormat(
+          "node 0 did not initialise the job segment within %s",
+          absl::FormatDuration(options.join_timeout)));
+    }
+    // Start-up only: node 0 has no way to signal a descriptor that is not yet mapped.
+    std::this_thread::sleep_for(absl::ToChronoMicroseconds(pause));
+    pause = std::min(pause * 2, absl::Milliseconds(5));
+  }
+}
+
+absl::StatusOr<std::shared_ptr<shm_segment>> shm_segment::create_private(
+    std::uint32_t size, std::string_view secret, const shm_options& options) {
+  if (absl::Status s = check_shape(0, size, secret); !s.ok()) return s;
+  const int fd = ::memfd_create("iso-job", MFD_CLOEXEC);
+  if (fd < 0) return base::errno_status("create a private job segment");
+  auto segment = initialise(fd, size, secret, options);
+  if (!segment.ok()) ::close(fd);
+  return segment;
+}
+
+absl::Status shm_segment::barrier(absl::Duration timeout) {
+  header& h = head();
+  const absl::Time deadline = absl::Now() + timeout;
+  const std::uint32_t generation = h.barrier_generation.load(std::memory_order_acquire);
+  if (h.barrier_arrived.fetch_add(1, std::memory_order_acq_rel) + 1 == layout_.nodes) {
+    h.barrier_arrived.store(0, std::memory_order_relaxed);
+    h.barrier_generation.fetch_add(1, std::memory_order_release);
+    futex_wake_all(&h.barrier_generation);
+    return absl::OkStatus();
+  }
+  while (h.barrier_generation.load(std::memory_order_acquire) == generation) {
+    if (const std::uint32_t failed = h.failed.load(std::memory_order_acquire); failed != 0) {
+      return absl::AbortedError(absl::StrFormat("node %u failed; the job is stopping", failed - 1));
+    }
+    const absl::Duration left = deadline - absl::Now();
+    if (left <= absl::ZeroDuration()) {
+      return absl::DeadlineExceededError(absl::StrFormat(
+          "barrier: %u of %u nodes arrived within %s", h.barrier_arrived.load(), layout_.nodes,
+          absl::FormatDuration(timeout)));
+    }
+    // Wake at least every 100 ms to notice a failed job.
+    futex_wait(&h.barrier_generation, generation, std::min(left, absl::Milliseconds(100)));
+  }
+  return absl::OkStatus();
+}
+
+std::span<std::byte> shm_segment::board(std::uint32_t node) {
+  return {base_ + boards_offset() + std::size_t{node} * kBoardBytes, kBoardBytes};
+}
+
+void shm_segment::mark_failed(std::uint32_t node) {
+  std::uint32_t expected = 0;
+  head().failed.compare_exchange_strong(expected, node + 1, std::memory_order_acq_rel);
+  futex_wake_all(&head().barrier_generation);
+}
+
+std::unique_ptr<transport> make_shm_transport(std::shared_ptr<shm_segment> segment, node_id self) {
+  std::byte* fabric = segment->base_ + fabric_offset(segment->layout_.nodes);
+  const fabric_layout layout = segment->layout_;
+  const bool shuffle = segment->shuffle_;
+  return std::make_unique<ring_transport>(self, layout, fabric, std::move(segment),
+                                          ring_transport_options{.shuffle_poll_order = shuffle});
+}
+
+}  // namespace iso::comm

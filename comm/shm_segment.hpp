@@ -1,0 +1,94 @@
+// The shared-memory segment of a job on one host: the rings of the `shm` transport plus a
+// small area the bootstrap uses (a barrier and a key-value board per node).
+//
+// The launcher (isorun) creates the segment owner-only (0600) under a random per-job name,
+// unlinks the name at once and passes the open descriptor to every node (ISO_SHM_FD), so no
+// name is left behind whatever crashes. Node 0 sizes and initialises the segment; the others
+// wait (bounded) until it is ready and prove membership with the per-job secret.
+//
+//   ISO_ASSIGN_OR_RETURN(auto segment, shm_segment::join(fd, rank, size, secret, {}));
+//   auto transport = make_shm_transport(segment, rank);
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "comm/fabric_layout.hpp"
+#include "comm/ring_transport.hpp"
+
+namespace iso::comm {
+
+struct shm_options {
+  std::size_t ring_capacity = 256 * 1024;  // bytes of record space per ordered pair
+  absl::Duration join_timeout = absl::Seconds(10);
+  bool shuffle_poll_order = false;
+};
+
+class shm_segment {
+ public:
+  // Bytes of key-value board each node owns.
+  static constexpr std::size_t kBoardBytes = 16 * 1024;
+  static constexpr std::size_t kMaxSecretBytes = 64;
+
+  // Maps the segment behind `fd` as node `rank` of `size`. Node 0 sizes and initialises it
+  // with `options`; the others take the layout node 0 wrote. Errors: InvalidArgument for a
+  // bad rank/size/secret length; PermissionDenied when the secret does not match the job's;
+  // DeadlineExceeded when node 0 does not initialise it within options.join_timeout;
+  // FailedPrecondition when the descriptor is not a job segment. Takes ownership of `fd`.
+  static absl::StatusOr<std::shared_ptr<shm_segment>> join(int fd, std::uint32_t rank,
+                                                           std::uint32_t size,
+                                                           std::string_view secret,
+                                                           const shm_options& options);
+
+  // Creates a fresh anonymous segment for a job whose nodes are threads or children of
+  // this process (tests, and single-node programs started without a launcher).
+  static absl::StatusOr<std::shared_ptr<shm_segment>> create_private(std::uint32_t size,
+                                                                     std::string_view secret,
+                                                                     const shm_options& options);
+
+  shm_segment(const shm_segment&) = delete;
+  shm_segment& operator=(const shm_segment&) = delete;
+  ~shm_segment();
+
+  [[nodiscard]] const fabric_layout& layout() const { return layout_; }
+  [[nodiscard]] std::uint32_t nodes() const { return layout_.nodes; }
+
+  // Waits until every node has called barrier() the same number of times. Blocks (futex)
+  // up to `timeout`: DeadlineExceeded names how many nodes arrived. Aborted when the job
+  // was marked failed.
+  [[nodiscard]] absl::Status barrier(absl::Duration timeout);
+
+  // The key-value board of `node`: written by its owner before a barrier, read by anyone
+  // after it.
+  [[nodiscard]] std::span<std::byte> board(std::uint32_t node);
+
+  // Marks the job failed (a node saw a fatal error); barrier waiters return Aborted.
+  void mark_failed(std::uint32_t node);
+
+  // A transport for node `self` over this segment's rings.
+  friend std::unique_ptr<transport> make_shm_transport(std::shared_ptr<shm_segment> segment,
+                                                       node_id self);
+
+ private:
+  struct header;
+  shm_segment(int fd, std::byte* base, std::size_t bytes, fabric_layout layout, bool shuffle);
+  static absl::StatusOr<std::shared_ptr<shm_segment>> initialise(int fd, std::uint32_t size,
+                                                                 std::string_view secret,
+                                                                 const shm_options& options);
+  [[nodiscard]] header& head() const;
+
+  int fd_;
+  std::byte* base_;
+  std::size_t bytes_;
+  fabric_layout layout_;
+  bool shuffle_;
+};
+
+std::unique_ptr<transport> make_shm_transport(std::shared_ptr<shm_segment> segment, node_id self);
+
+}  // namespace iso::comm
