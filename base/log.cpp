@@ -13,7 +13,7 @@
 namespace iso::base {
 namespace {
 
-std::atomic<int> g_node{-1};
+thread_local int g_node = -1;  // per thread: inproc nodes share a process
 std::atomic<int> g_errors{0};
 std::atomic<int> g_warnings{0};
 
@@ -56,7 +56,7 @@ void log_write(std::string_view component, log_level level, std::string_view mes
   if (level == log_level::error) g_errors.fetch_add(1, std::memory_order_relaxed);
   if (level == log_level::warn) g_warnings.fetch_add(1, std::memory_order_relaxed);
   std::string line;
-  const int node = g_node.load(std::memory_order_relaxed);
+  const int node = g_node;
   if (node >= 0) {
     line = absl::StrFormat("iso[%d] %s %s: %s\n", node, level_name(level), component, message);
   } else {
@@ -66,7 +66,7 @@ void log_write(std::string_view component, log_level level, std::string_view mes
   [[maybe_unused]] ssize_t ignored = ::write(STDERR_FILENO, line.data(), line.size());
 }
 
-void set_log_node(int node) { g_node.store(node, std::memory_order_relaxed); }
+void set_log_node(int node) { g_node = node; }
 int log_error_count() { return g_errors.load(std::memory_order_relaxed); }
 int log_warning_count() { return g_warnings.load(std::memory_order_relaxed); }
 

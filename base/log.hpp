@@ -28,7 +28,7 @@ bool log_enabled(std::string_view component, log_level level);
 // Writes one line to stderr: "iso[<node>] <level> <component>: <message>".
 void log_write(std::string_view component, log_level level, std::string_view message);
 
-// The node id shown in log lines; -1 (the default) shows none.
+// The node id shown in log lines of the calling thread; -1 (the default) shows none.
 void set_log_node(int node);
 
 // Number of error and warning lines written so far; tests fail on unexpected ones.

@@ -1,0 +1,144 @@
+// The worker side of comm-bench: two processes of an isorun job measure the shm
+// transport directly (no runtime above it), rank 0 printing results.
+#include "comm/bench/comm_bench.hpp"
+
+#include <sched.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "comm/bench/bench_protocol.hpp"
+#include "comm/bench/bench_stats.hpp"
+#include "comm/shm_segment.hpp"
+
+namespace iso::bench {
+namespace {
+
+using clock = std::chrono::steady_clock;
+
+std::uint32_t env_number(const char* name) {
+  std::uint32_t value = 0;
+  const char* text = std::getenv(name);
+  if (text == nullptr || !absl::SimpleAtoi(text, &value)) {
+    std::fprintf(stderr, "comm-bench: %s is missing or not a number\n", name);
+    std::exit(2);
+  }
+  return value;
+}
+
+// Same placement as the MPI peer's --bind-to core: rank i on cpu i.
+void pin_to_cpu(unsigned cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  sched_setaffinity(0, sizeof(set), &set);
+}
+
+class endpoint {
+ public:
+  explicit endpoint(comm::transport& t) : t_(t) {}
+
+  void send(comm::node_id to, const std::vector<std::byte>& bytes) {
+    while (!t_.send(to, comm::byte_span(bytes)).ok()) {
+    }
+  }
+  // Busy-polls until `count` packets have arrived.
+  void receive(std::size_t count) {
+    std::size_t got = 0;
+    while (got < count) {
+      std::size_t handled = 0;
+      if (!t_.poll([](comm::received_packet&) {}, handled, count - got).ok()) std::exit(3);
+      got += handled;
+    }
+  }
+
+ private:
+  comm::transport& t_;
+};
+
+void latency(endpoint& ep, std::uint32_t rank, std::size_t size) {
+  std::vector<std::byte> message(size, std::byte{7});
+  constexpr int kWarmup = 20000;
+  constexpr int kRoundTrips = 100000;
+  const comm::node_id peer = 1 - rank;
+  std::vector<double> samples;
+  for (int rep = 0; rep < kRepetitions; ++rep) {
+    auto start = clock::now();
+    for (int i = 0; i < kWarmup + kRoundTrips; ++i) {
+      if (i == kWarmup) start = clock::now();
+      if (rank == 0) {
+        ep.send(peer, message);
+        ep.receive(1);
+      } else {
+        ep.receive(1);
+        ep.send(peer, message);
+      }
+    }
+    const double us = std::chrono::duration<double, std::micro>(clock::now() - start).count();
+    samples.push_back(us / kRoundTrips / 2);
+  }
+  if (rank == 0) {
+    const summary s = summarize(samples);
+    std::printf("lat %zu %.4f %.4f %.4f\n", size, s.median, s.min, s.max);
+  }
+}
+
+void bandwidth(endpoint& ep, std::uint32_t rank, std::size_t size) {
+  std::vector<std::byte> message(size, std::byte{9});
+  const std::vector<std::byte> ack(1, std::byte{1});
+  const int messages = static_cast<int>(std::max<std::size_t>(20000, (256u << 20) / size / 8));
+  std::vector<double> mbps;
+  std::vector<double> rate;
+  for (int rep = 0; rep < kRepetitions; ++rep) {
+    const auto start = clock::now();
+    if (rank == 0) {
+      for (int i = 0; i < messages; ++i) ep.send(1, message);
+      ep.receive(1);
+    } else {
+      ep.receive(messages);
+      ep.send(0, ack);
+    }
+    const double seconds = std::chrono::duration<double>(clock::now() - start).count();
+    mbps.push_back(static_cast<double>(size) * messages / seconds / 1e6);
+    rate.push_back(messages / seconds / 1e6);
+  }
+  if (rank == 0) {
+    const summary s = summarize(mbps);
+    std::printf("bw %zu %.1f %.1f %.1f %.3f\n", size, s.median, s.min, s.max,
+                summarize(rate).median);
+  }
+}
+
+}  // namespace
+
+int run_worker() {
+  const std::uint32_t rank = env_number("ISO_RANK");
+  const std::uint32_t size = env_number("ISO_SIZE");
+  const int fd = static_cast<int>(env_number("ISO_SHM_FD"));
+  const char* secret = std::getenv("ISO_JOB_SECRET");
+  if (size != 2) {
+    std::fprintf(stderr, "comm-bench: run it with exactly 2 nodes, not %u\n", size);
+    return 2;
+  }
+  pin_to_cpu(rank);
+  auto segment = comm::shm_segment::join(fd, rank, size, secret ? secret : "",
+                                         {.ring_capacity = 1 << 20});
+  if (!segment.ok()) {
+    std::fprintf(stderr, "comm-bench: %s\n", std::string(segment.status().message()).c_str());
+    return 1;
+  }
+  auto transport = comm::make_shm_transport(*segment, rank);
+  endpoint ep(*transport);
+  if (!(*segment)->barrier(absl::Seconds(30)).ok()) return 1;
+  for (std::size_t s : kLatencySizes) latency(ep, rank, s);
+  for (std::size_t s : kBandwidthSizes) bandwidth(ep, rank, s);
+  std::fflush(stdout);
+  return (*segment)->barrier(absl::Seconds(30)).ok() ? 0 : 1;
+}
+
+}  // namespace iso::bench

@@ -1,0 +1,10 @@
+// The umbrella header: everything an application needs.
+//
+//   #include <iso/iso.hpp>
+#pragma once
+
+#include "iso/error.hpp"
+#include "iso/node.hpp"
+#include "iso/options.hpp"
+#include "iso/run.hpp"
+#include "iso/version.hpp"

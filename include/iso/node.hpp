@@ -1,0 +1,92 @@
+// A node of a parallel job: who am I, how many are we, and the means to talk.
+//
+// A program usually gets its node from iso::run(), which joins the job described by the
+// launcher (isorun) and calls the program's body once per node: once in each process of an
+// `shm` job, or on one thread per node of an `inproc` job.
+//
+//   #include <iso/iso.hpp>
+//   int main(int argc, char** argv) {
+//     return iso::run(argc, argv, [](iso::node& node) {
+//       std::printf("hello from node %u of %u\n", node.id(), node.count());
+//       node.barrier();
+//     });
+//   }
+//
+// Thread safety: a node is used by one thread at a time.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "iso/options.hpp"
+
+namespace iso {
+
+using node_id = std::uint32_t;
+
+namespace detail {
+class node_state;
+}
+
+// A message received by node::receive(). Its bytes are not copied out of the transport
+// buffer: they stay valid while the message object lives, and the buffer space returns to
+// the sender when it is destroyed (so keep few messages alive at once: a sender whose
+// buffer is full waits).
+class message {
+ public:
+  message();
+  message(message&&) noexcept;
+  message& operator=(message&&) noexcept;
+  ~message();
+
+  [[nodiscard]] node_id source() const { return source_; }
+  [[nodiscard]] std::span<const std::byte> bytes() const { return bytes_; }
+
+ private:
+  friend class detail::node_state;
+  struct holder;
+  node_id source_ = 0;
+  std::span<const std::byte> bytes_;
+  std::unique_ptr<holder> holder_;
+};
+
+class node {
+ public:
+  node(const node&) = delete;
+  node& operator=(const node&) = delete;
+  ~node();
+
+  // This node's id, 0..count()-1.
+  [[nodiscard]] node_id id() const;
+  // The number of nodes in the job.
+  [[nodiscard]] std::uint32_t count() const;
+
+  // Waits until every node of the job has called barrier() as often as this one. Throws
+  // iso::error (deadline_exceeded) after options::barrier_timeout, or (aborted) when
+  // another node failed. Not ordered with isotach traffic.
+  void barrier();
+
+  // Sends `bytes` to node `to` (which may be this node); the bytes are copied once and may
+  // be reused when send() returns. Messages from one node to another arrive in the order
+  // sent. Blocks, polling, while the path to `to` is full. Throws iso::error:
+  // invalid_argument for an unknown node, out_of_range above max_message_size().
+  void send(node_id to, std::span<const std::byte> bytes);
+
+  // The next message for this node, in FIFO order per sender; blocks until one arrives.
+  [[nodiscard]] message receive();
+
+  // Largest message send() accepts.
+  [[nodiscard]] std::size_t max_message_size() const;
+
+  // The settings this node runs with.
+  [[nodiscard]] const iso::options& options() const;
+
+ private:
+  friend class detail::node_state;
+  explicit node(std::unique_ptr<detail::node_state> state);
+  std::unique_ptr<detail::node_state> state_;
+};
+
+}  // namespace iso

@@ -1,0 +1,28 @@
+// Settings of a node. Every field has a default that suits a 2-core machine; the
+// environment can override them (ISO_<NAME in upper case>, e.g. ISO_RING_CAPACITY=1048576)
+// and `isorun --print-config` shows the effective values.
+//
+//   iso::options opts;
+//   opts.ring_capacity = 1 << 20;
+//   return iso::run(argc, argv, opts, [](iso::node& node) { ... });
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+
+namespace iso {
+
+struct options {
+  // Bytes of buffer for each ordered pair of nodes; a power of two from 256 B to 1 GiB.
+  // Bounds the largest message (a quarter of it) and how far a sender may run ahead.
+  std::size_t ring_capacity = 256 * 1024;
+  // How long start-up waits for every node of the job before failing.
+  std::chrono::milliseconds join_timeout{10'000};
+  // How long barrier() (and the barriers at start and end) wait before failing.
+  std::chrono::milliseconds barrier_timeout{60'000};
+  // Visit peers in a random order when polling, to expose code that relies on an order
+  // the runtime does not promise (on by default in debug builds).
+  bool shuffle = false;
+};
+
+}  // namespace iso

@@ -1,0 +1,43 @@
+// How the nodes of a job find each other before any transport runs: rank, size, the
+// per-job secret, a key-value exchange and a barrier. The shm implementation works inside
+// the job segment; a PMIx implementation will sit behind the same interface (put/fence/get
+// are PMIx's PMIx_Put/PMIx_Fence/PMIx_Get), so nothing above depends on which one runs.
+//
+//   ISO_RETURN_IF_ERROR(boot.put("address", my_address));
+//   ISO_RETURN_IF_ERROR(boot.fence(absl::Seconds(10)));
+//   ISO_ASSIGN_OR_RETURN(std::string peer_address, boot.get(peer, "address"));
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+
+namespace iso::runtime {
+
+class bootstrap {
+ public:
+  virtual ~bootstrap() = default;
+
+  [[nodiscard]] virtual std::uint32_t rank() const = 0;
+  [[nodiscard]] virtual std::uint32_t size() const = 0;
+  // Shared by the members of the job and nobody else; never logged.
+  [[nodiscard]] virtual const std::string& job_secret() const = 0;
+
+  // Publishes key=value for this node; visible to others after the next fence().
+  // ResourceExhausted when this node's board is full; InvalidArgument for an empty key.
+  [[nodiscard]] virtual absl::Status put(std::string_view key, std::string_view value) = 0;
+  // A barrier that also makes every put() before it visible to every node.
+  [[nodiscard]] virtual absl::Status fence(absl::Duration timeout) = 0;
+  // The value `node` put under `key` before the last fence. NotFound names node and key.
+  [[nodiscard]] virtual absl::StatusOr<std::string> get(std::uint32_t node,
+                                                        std::string_view key) const = 0;
+  // Waits for every node; DeadlineExceeded after `timeout`, Aborted when the job failed.
+  [[nodiscard]] virtual absl::Status barrier(absl::Duration timeout) = 0;
+  // Tells the other nodes this one failed, so their bootstrap calls stop waiting.
+  virtual void abort_job() = 0;
+};
+
+}  // namespace iso::runtime

@@ -1,0 +1,94 @@
+#include "runtime/config.hpp"
+
+#include <cstdlib>
+#include <functional>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_format.h"
+#include "comm/inproc.hpp"
+
+namespace iso::runtime {
+namespace {
+
+struct setting {
+  const char* name;
+  const char* unit;
+  const char* help;
+  std::function<absl::Status(options&, const std::string&)> parse;
+  std::function<std::string(const options&)> print;
+};
+
+absl::Status parse_milliseconds(const char* name, const std::string& text,
+                                std::chrono::milliseconds& out) {
+  std::int64_t value = 0;
+  if (!absl::SimpleAtoi(text, &value) || value <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s is '%s', not a positive number of milliseconds", name, text));
+  }
+  out = std::chrono::milliseconds(value);
+  return absl::OkStatus();
+}
+
+const std::vector<setting>& settings() {
+  static const std::vector<setting> table = {
+      {"ISO_RING_CAPACITY", "bytes",
+       "buffer per ordered pair of nodes (power of two); a message may use a quarter of it",
+       [](options& o, const std::string& text) {
+         std::uint64_t value = 0;
+         if (!absl::SimpleAtoi(text, &value)) {
+           return absl::InvalidArgumentError(
+               absl::StrFormat("ISO_RING_CAPACITY is '%s', not a number of bytes", text));
+         }
+         if (absl::Status s = comm::validate_ring_capacity(value); !s.ok()) {
+           return absl::InvalidArgumentError(absl::StrFormat("ISO_RING_CAPACITY: %s", s.message()));
+         }
+         o.ring_capacity = value;
+         return absl::OkStatus();
+       },
+       [](const options& o) { return absl::StrFormat("%u", o.ring_capacity); }},
+      {"ISO_JOIN_TIMEOUT_MS", "ms", "how long start-up waits for every node of the job",
+       [](options& o, const std::string& text) {
+         return parse_milliseconds("ISO_JOIN_TIMEOUT_MS", text, o.join_timeout);
+       },
+       [](const options& o) { return absl::StrFormat("%d", o.join_timeout.count()); }},
+      {"ISO_BARRIER_TIMEOUT_MS", "ms", "how long a barrier waits before the job fails",
+       [](options& o, const std::string& text) {
+         return parse_milliseconds("ISO_BARRIER_TIMEOUT_MS", text, o.barrier_timeout);
+       },
+       [](const options& o) { return absl::StrFormat("%d", o.barrier_timeout.count()); }},
+      {"ISO_SHUFFLE", "0|1", "poll peers in random order to expose order-dependent code",
+       [](options& o, const std::string& text) {
+         if (text != "0" && text != "1") {
+           return absl::InvalidArgumentError(
+               absl::StrFormat("ISO_SHUFFLE is '%s'; expected 0 or 1", text));
+         }
+         o.shuffle = text == "1";
+         return absl::OkStatus();
+       },
+       [](const options& o) { return std::string(o.shuffle ? "1" : "0"); }},
+  };
+  return table;
+}
+
+}  // namespace
+
+absl::StatusOr<options> apply_environment(const options& requested) {
+  options out = requested;
+#ifdef ISO_SHUFFLE_DEFAULT
+  out.shuffle = true;
+#endif
+  for (const setting& s : settings()) {
+    if (const char* text = std::getenv(s.name)) {
+      if (absl::Status parsed = s.parse(out, text); !parsed.ok()) return parsed;
+    }
+  }
+  return out;
+}
+
+std::vector<config_row> describe(const options& opts) {
+  std::vector<config_row> rows;
+  for (const setting& s : settings()) rows.push_back({s.name, s.unit, s.help, s.print(opts)});
+  return rows;
+}
+
+}  // namespace iso::runtime

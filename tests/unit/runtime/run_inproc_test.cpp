@@ -1,0 +1,100 @@
+// iso::run with an inproc job: the body runs once per node on its own thread, nodes can
+// message each other (FIFO per pair, self included), and one failing node fails the job
+// without hanging the others.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <mutex>
+#include <set>
+
+#include "iso/iso.hpp"
+#include "tests/support/test_support.hpp"
+
+namespace {
+
+void as_inproc_job(int nodes) {
+  ::setenv("ISO_SIZE", std::to_string(nodes).c_str(), 1);
+  ::setenv("ISO_TRANSPORT", "inproc", 1);
+  ::unsetenv("ISO_RANK");
+  ::unsetenv("ISO_SHM_FD");
+}
+
+TEST(RunInproc, EveryNodeRunsOnceAndMessagesArriveInOrder) {
+  as_inproc_job(3);
+  std::mutex mu;
+  std::set<iso::node_id> ids;
+  std::atomic<int> bad{0};
+  constexpr std::uint32_t kMessages = 1000;
+  int status = iso::run(0, nullptr, [&](iso::node& node) {
+    {
+      std::lock_guard lock(mu);
+      ids.insert(node.id());
+    }
+    if (node.count() != 3) ++bad;
+    for (std::uint32_t i = 0; i < kMessages; ++i) {
+      for (iso::node_id to = 0; to < node.count(); ++to) {
+        const std::uint32_t m[2] = {node.id(), i};
+        node.send(to, std::as_bytes(std::span(m)));
+      }
+    }
+    std::vector<std::uint32_t> next(node.count(), 0);
+    for (std::uint32_t got = 0; got < kMessages * node.count(); ++got) {
+      iso::message msg = node.receive();
+      std::uint32_t m[2];
+      std::memcpy(m, msg.bytes().data(), sizeof(m));
+      if (m[0] != msg.source() || m[1] != next[msg.source()]++) ++bad;
+    }
+  });
+  EXPECT_EQ(status, 0);
+  EXPECT_EQ(ids, (std::set<iso::node_id>{0, 1, 2}));
+  EXPECT_EQ(bad.load(), 0);
+}
+
+TEST(RunInproc, OneFailingNodeFailsTheJobAndReleasesTheOthers) {
+  iso::test::allow_log_lines_in_this_test();
+  as_inproc_job(2);
+  iso::options opts;
+  opts.barrier_timeout = std::chrono::seconds(30);
+  const auto start = std::chrono::steady_clock::now();
+  int status = iso::run(0, nullptr, opts, [](iso::node& node) {
+    if (node.id() == 1) throw std::runtime_error("deliberate failure");
+    node.barrier();  // would wait forever for node 1 if the failure were not propagated
+  });
+  EXPECT_EQ(status, 1);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+}
+
+TEST(RunInproc, SendToAnUnknownNodeIsAClearError) {
+  as_inproc_job(2);
+  std::atomic<int> caught{0};
+  int status = iso::run(0, nullptr, [&](iso::node& node) {
+    const std::byte b{1};
+    try {
+      node.send(7, std::span(&b, 1));
+    } catch (const iso::error& e) {
+      if (e.code() == iso::error_code::invalid_argument &&
+          std::string(e.what()).find("node 7") != std::string::npos) {
+        ++caught;
+      }
+    }
+  });
+  EXPECT_EQ(status, 0);
+  EXPECT_EQ(caught.load(), 2);
+}
+
+TEST(RunInproc, BadSettingIsReportedNotCrashed) {
+  as_inproc_job(2);
+  ::setenv("ISO_RING_CAPACITY", "12345", 1);
+  testing::internal::CaptureStderr();
+  int status = iso::run(0, nullptr, [](iso::node&) {});
+  const std::string err = testing::internal::GetCapturedStderr();
+  ::unsetenv("ISO_RING_CAPACITY");
+  EXPECT_EQ(status, 1);
+  EXPECT_NE(err.find("ISO_RING_CAPACITY"), std::string::npos) << err;
+  EXPECT_NE(err.find("12345"), std::string::npos) << err;
+}
+
+}  // namespace
