@@ -13,7 +13,6 @@
 
 #include "absl/strings/numbers.h"
 #include "comm/bench/bench_protocol.hpp"
-#include "comm/bench/bench_stats.hpp"
 #include "comm/shm_segment.hpp"
 
 namespace iso::bench {
@@ -63,11 +62,8 @@ class endpoint {
 
 void latency(endpoint& ep, std::uint32_t rank, std::size_t size) {
   std::vector<std::byte> message(size, std::byte{7});
-  constexpr int kWarmup = 20000;
-  constexpr int kRoundTrips = 100000;
   const comm::node_id peer = 1 - rank;
-  std::vector<double> samples;
-  for (int rep = 0; rep < kRepetitions; ++rep) {
+  {
     auto start = clock::now();
     for (int i = 0; i < kWarmup + kRoundTrips; ++i) {
       if (i == kWarmup) start = clock::now();
@@ -80,21 +76,15 @@ void latency(endpoint& ep, std::uint32_t rank, std::size_t size) {
       }
     }
     const double us = std::chrono::duration<double, std::micro>(clock::now() - start).count();
-    samples.push_back(us / kRoundTrips / 2);
-  }
-  if (rank == 0) {
-    const summary s = summarize(samples);
-    std::printf("lat %zu %.4f %.4f %.4f\n", size, s.median, s.min, s.max);
+    if (rank == 0) std::printf("lat %zu %.4f\n", size, us / kRoundTrips / 2);
   }
 }
 
 void bandwidth(endpoint& ep, std::uint32_t rank, std::size_t size) {
   std::vector<std::byte> message(size, std::byte{9});
   const std::vector<std::byte> ack(1, std::byte{1});
-  const int messages = static_cast<int>(std::max<std::size_t>(20000, (256u << 20) / size / 8));
-  std::vector<double> mbps;
-  std::vector<double> rate;
-  for (int rep = 0; rep < kRepetitions; ++rep) {
+  const int messages = bandwidth_messages(size);
+  {
     const auto start = clock::now();
     if (rank == 0) {
       for (int i = 0; i < messages; ++i) ep.send(1, message);
@@ -104,13 +94,9 @@ void bandwidth(endpoint& ep, std::uint32_t rank, std::size_t size) {
       ep.send(0, ack);
     }
     const double seconds = std::chrono::duration<double>(clock::now() - start).count();
-    mbps.push_back(static_cast<double>(size) * messages / seconds / 1e6);
-    rate.push_back(messages / seconds / 1e6);
-  }
-  if (rank == 0) {
-    const summary s = summarize(mbps);
-    std::printf("bw %zu %.1f %.1f %.1f %.3f\n", size, s.median, s.min, s.max,
-                summarize(rate).median);
+    if (rank == 0) {
+      std::printf("bw %zu %.1f\n", size, static_cast<double>(size) * messages / seconds / 1e6);
+    }
   }
 }
 
@@ -135,8 +121,10 @@ int run_worker() {
   auto transport = comm::make_shm_transport(*segment, rank);
   endpoint ep(*transport);
   if (!(*segment)->barrier(absl::Seconds(30)).ok()) return 1;
-  for (std::size_t s : kLatencySizes) latency(ep, rank, s);
-  for (std::size_t s : kBandwidthSizes) bandwidth(ep, rank, s);
+  for (int rep = 0; rep < kRepetitionsPerRound; ++rep) {
+    for (std::size_t s : kLatencySizes) latency(ep, rank, s);
+    for (std::size_t s : kBandwidthSizes) bandwidth(ep, rank, s);
+  }
   std::fflush(stdout);
   return (*segment)->barrier(absl::Seconds(30)).ok() ? 0 : 1;
 }

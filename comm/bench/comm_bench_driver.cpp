@@ -12,63 +12,74 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <optional>
+#include <span>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_format.h"
 #include "comm/bench/bench_protocol.hpp"
+#include "comm/bench/bench_stats.hpp"
 #include "comm/bench/comm_bench.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
 
-struct row {
-  double median = 0, min = 0, max = 0, extra = 0;
-};
-struct results {
-  std::map<std::size_t, row> latency;
-  std::map<std::size_t, row> bandwidth;
-  bool ok = false;
+// Samples per size, for latency and for bandwidth.
+struct samples {
+  std::map<std::size_t, std::vector<double>> latency;
+  std::map<std::size_t, std::vector<double>> bandwidth;
 };
 
-results collect(const std::string& command) {
-  results out;
+// Runs one round of a worker and appends its samples; false when the worker failed.
+bool collect(const std::string& command, samples& into) {
   FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) return out;
-  char line[512];
+  if (pipe == nullptr) return false;
+  char line[256];
   while (std::fgets(line, sizeof(line), pipe) != nullptr) {
     std::istringstream in(line);
     std::string kind;
     std::size_t size = 0;
-    row r;
-    in >> kind >> size >> r.median >> r.min >> r.max;
-    if (kind == "lat") out.latency[size] = r;
-    if (kind == "bw") {
-      in >> r.extra;
-      out.bandwidth[size] = r;
-    }
+    double value = 0;
+    if (!(in >> kind >> size >> value)) continue;
+    if (kind == "lat") into.latency[size].push_back(value);
+    if (kind == "bw") into.bandwidth[size].push_back(value);
   }
-  out.ok = ::pclose(pipe) == 0;
-  return out;
+  return ::pclose(pipe) == 0;
 }
 
-std::string cell(const std::map<std::size_t, row>& table, std::size_t size, const char* format) {
-  auto it = table.find(size);
-  if (it == table.end()) return "-";
-  return absl::StrFormat("%s [%s-%s]", absl::StrFormat(format, it->second.median),
-                         absl::StrFormat(format, it->second.min),
-                         absl::StrFormat(format, it->second.max));
+std::optional<iso::bench::summary> summary_of(const std::map<std::size_t, std::vector<double>>& m,
+                                              std::size_t size) {
+  auto it = m.find(size);
+  if (it == m.end() || it->second.empty()) return std::nullopt;
+  return iso::bench::summarize(it->second);
 }
 
-std::string ratio(const results& a, const results& b, bool latency, std::size_t size) {
-  const auto& ta = latency ? a.latency : a.bandwidth;
-  const auto& tb = latency ? b.latency : b.bandwidth;
-  auto ia = ta.find(size);
-  auto ib = tb.find(size);
-  if (ia == ta.end() || ib == tb.end() || ib->second.median == 0) return "-";
-  return absl::StrFormat("%.2f", ia->second.median / ib->second.median);
+std::string cell(const std::optional<iso::bench::summary>& s, const char* format) {
+  if (!s) return "-";
+  return absl::StrFormat("%s [%s-%s]", absl::StrFormat(format, s->median),
+                         absl::StrFormat(format, s->min), absl::StrFormat(format, s->max));
+}
+
+std::string ratio(const std::optional<iso::bench::summary>& ours,
+                  const std::optional<iso::bench::summary>& peer) {
+  if (!ours || !peer || peer->median == 0) return "-";
+  return absl::StrFormat("%.2f", ours->median / peer->median);
+}
+
+void print_table(const char* title, const char* format, std::span<const std::size_t> sizes,
+                 const std::map<std::size_t, std::vector<double>>& ours,
+                 const std::map<std::size_t, std::vector<double>>& peer) {
+  std::printf("\n%s: median [min-max]\n", title);
+  std::printf("%8s  %-24s %-24s %s\n", "bytes", "iso shm", "Open MPI", "iso/MPI");
+  for (std::size_t size : sizes) {
+    const auto a = summary_of(ours, size);
+    const auto b = summary_of(peer, size);
+    std::printf("%8zu  %-24s %-24s %s\n", size, cell(a, format).c_str(), cell(b, format).c_str(),
+                ratio(a, b).c_str());
+  }
 }
 
 bool have_mpirun() { return std::system("command -v mpirun >/dev/null 2>&1") == 0; }
@@ -89,41 +100,39 @@ int main(int argc, char** argv) {
   }
   const fs::path self = fs::canonical("/proc/self/exe");
   const fs::path bin = self.parent_path();
-  std::printf("comm-bench: 2 processes, shm transport vs Open MPI (ob1/vader), %d repetitions\n",
-              iso::bench::kRepetitions);
+  std::printf("comm-bench: 2 processes pinned to cores 0 and 1, iso shm transport vs Open MPI\n"
+              "(ob1/vader); %d alternating rounds of %d runs per size\n",
+              iso::bench::kRounds, iso::bench::kRepetitionsPerRound);
   std::fflush(stdout);
-  const results ours = collect(absl::StrFormat("'%s' -n 2 -- '%s'", (bin / "isorun").string(),
-                                               self.string()));
-  if (!ours.ok) {
-    std::fprintf(stderr, "comm-bench: the shm measurement failed\n");
-    return 1;
-  }
-  results mpi;
+  const std::string our_command =
+      absl::StrFormat("'%s' -n 2 -- '%s'", (bin / "isorun").string(), self.string());
   const fs::path mpi_worker = bin / "comm-bench-mpi";
-  if (use_mpi && have_mpirun() && fs::exists(mpi_worker)) {
-    if (::geteuid() == 0) {
-      ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
-      ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+  bool peer = use_mpi && have_mpirun() && fs::exists(mpi_worker);
+  // The peer at its best here: shared memory (vader) without the single-copy mechanism,
+  // which containers often forbid and which then costs it ~3x at small sizes.
+  const std::string peer_command = absl::StrFormat(
+      "mpirun -n 2 --bind-to core --mca pml ob1 --mca btl self,vader "
+      "--mca btl_vader_single_copy_mechanism none '%s' 2>/dev/null",
+      mpi_worker.string());
+  if (peer && ::geteuid() == 0) {
+    ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+    ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+  }
+  if (!peer) std::printf("(no Open MPI peer: mpirun or comm-bench-mpi missing; ours only)\n");
+  samples ours, theirs;
+  for (int round = 0; round < iso::bench::kRounds; ++round) {
+    if (!collect(our_command, ours)) {
+      std::fprintf(stderr, "comm-bench: the shm measurement failed\n");
+      return 1;
     }
-    mpi = collect(absl::StrFormat(
-        "mpirun -n 2 --bind-to core --mca pml ob1 --mca btl self,vader '%s' 2>/dev/null",
-        mpi_worker.string()));
-    if (!mpi.ok) std::printf("(the Open MPI peer failed to run; showing ours only)\n");
-  } else {
-    std::printf("(no Open MPI peer: mpirun or comm-bench-mpi missing; showing ours only)\n");
+    if (peer && !collect(peer_command, theirs)) {
+      std::printf("(the Open MPI peer failed to run; ours only)\n");
+      peer = false;
+    }
   }
-
-  std::printf("\none-way latency, microseconds: median [min-max]\n");
-  std::printf("%8s  %-26s %-26s %s\n", "bytes", "iso shm", "Open MPI", "iso/MPI");
-  for (std::size_t size : iso::bench::kLatencySizes) {
-    std::printf("%8zu  %-26s %-26s %s\n", size, cell(ours.latency, size, "%.3f").c_str(),
-                cell(mpi.latency, size, "%.3f").c_str(), ratio(ours, mpi, true, size).c_str());
-  }
-  std::printf("\nstreaming throughput, MB/s: median [min-max]\n");
-  std::printf("%8s  %-26s %-26s %s\n", "bytes", "iso shm", "Open MPI", "iso/MPI");
-  for (std::size_t size : iso::bench::kBandwidthSizes) {
-    std::printf("%8zu  %-26s %-26s %s\n", size, cell(ours.bandwidth, size, "%.0f").c_str(),
-                cell(mpi.bandwidth, size, "%.0f").c_str(), ratio(ours, mpi, false, size).c_str());
-  }
+  print_table("one-way latency, microseconds", "%.3f", iso::bench::kLatencySizes, ours.latency,
+              theirs.latency);
+  print_table("streaming throughput, MB/s", "%.0f", iso::bench::kBandwidthSizes, ours.bandwidth,
+              theirs.bandwidth);
   return 0;
 }

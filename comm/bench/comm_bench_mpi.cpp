@@ -3,23 +3,20 @@
 // lines as our worker.
 #include <mpi.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <vector>
 
 #include "comm/bench/bench_protocol.hpp"
-#include "comm/bench/bench_stats.hpp"
 
 namespace {
 
 void latency(int rank, std::size_t size) {
+  using iso::bench::kRoundTrips;
+  using iso::bench::kWarmup;
   std::vector<char> buffer(size, 7);
-  constexpr int kWarmup = 20000;
-  constexpr int kRoundTrips = 100000;
   const int peer = 1 - rank;
   const int n = static_cast<int>(size);
-  std::vector<double> samples;
-  for (int rep = 0; rep < iso::bench::kRepetitions; ++rep) {
+  {
     double start = MPI_Wtime();
     for (int i = 0; i < kWarmup + kRoundTrips; ++i) {
       if (i == kWarmup) start = MPI_Wtime();
@@ -31,11 +28,7 @@ void latency(int rank, std::size_t size) {
         MPI_Send(buffer.data(), n, MPI_CHAR, peer, 1, MPI_COMM_WORLD);
       }
     }
-    samples.push_back((MPI_Wtime() - start) * 1e6 / kRoundTrips / 2);
-  }
-  if (rank == 0) {
-    const auto s = iso::bench::summarize(samples);
-    std::printf("lat %zu %.4f %.4f %.4f\n", size, s.median, s.min, s.max);
+    if (rank == 0) std::printf("lat %zu %.4f\n", size, (MPI_Wtime() - start) * 1e6 / kRoundTrips / 2);
   }
 }
 
@@ -43,12 +36,10 @@ void bandwidth(int rank, std::size_t size) {
   constexpr int kWindow = 64;
   std::vector<char> buffer(size * kWindow, 9);
   char ack = 0;
-  const int messages = static_cast<int>(std::max<std::size_t>(20000, (256u << 20) / size / 8));
-  const int windows = messages / kWindow;
+  const int windows = iso::bench::bandwidth_messages(size) / kWindow;
   const int n = static_cast<int>(size);
-  std::vector<double> mbps, rate;
   std::vector<MPI_Request> requests(kWindow);
-  for (int rep = 0; rep < iso::bench::kRepetitions; ++rep) {
+  {
     const double start = MPI_Wtime();
     for (int w = 0; w < windows; ++w) {
       for (int i = 0; i < kWindow; ++i) {
@@ -68,13 +59,7 @@ void bandwidth(int rank, std::size_t size) {
     }
     const double seconds = MPI_Wtime() - start;
     const double total = static_cast<double>(windows) * kWindow;
-    mbps.push_back(total * static_cast<double>(size) / seconds / 1e6);
-    rate.push_back(total / seconds / 1e6);
-  }
-  if (rank == 0) {
-    const auto s = iso::bench::summarize(mbps);
-    std::printf("bw %zu %.1f %.1f %.1f %.3f\n", size, s.median, s.min, s.max,
-                iso::bench::summarize(rate).median);
+    if (rank == 0) std::printf("bw %zu %.1f\n", size, total * static_cast<double>(size) / seconds / 1e6);
   }
 }
 
@@ -90,8 +75,10 @@ int main(int argc, char** argv) {
     if (rank == 0) std::fprintf(stderr, "comm-bench-mpi: run with exactly 2 ranks\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
-  for (std::size_t s : iso::bench::kLatencySizes) latency(rank, s);
-  for (std::size_t s : iso::bench::kBandwidthSizes) bandwidth(rank, s);
+  for (int rep = 0; rep < iso::bench::kRepetitionsPerRound; ++rep) {
+    for (std::size_t s : iso::bench::kLatencySizes) latency(rank, s);
+    for (std::size_t s : iso::bench::kBandwidthSizes) bandwidth(rank, s);
+  }
   std::fflush(stdout);
   MPI_Finalize();
   return 0;
