@@ -1,1 +1,25 @@
-# Installation is filled in with the package rules.
+# `cmake --install` produces a package: find_package(iso) then link iso::iso.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+set(ISO_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/iso)
+
+# The layer libraries are static; a static library's private dependencies still reach the
+# final link, so all of them are exported (consumers see only iso::iso).
+install(TARGETS iso iso_runtime iso_comm iso_base
+        EXPORT iso-targets
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/iso DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+        FILES_MATCHING PATTERN "*.hpp")
+install(FILES ${PROJECT_BINARY_DIR}/include/iso/version.hpp
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/iso)
+install(EXPORT iso-targets NAMESPACE iso:: DESTINATION ${ISO_INSTALL_CMAKEDIR})
+
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/isoConfig.cmake.in
+                              ${PROJECT_BINARY_DIR}/isoConfig.cmake
+                              INSTALL_DESTINATION ${ISO_INSTALL_CMAKEDIR})
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/isoConfigVersion.cmake
+                                 COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/isoConfig.cmake ${PROJECT_BINARY_DIR}/isoConfigVersion.cmake
+        DESTINATION ${ISO_INSTALL_CMAKEDIR})

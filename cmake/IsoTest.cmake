@@ -1,11 +1,18 @@
 # iso_add_test(<name> SOURCES <src>... [LIBS <target>...] [LABELS <label>...]
 #              [TIMEOUT <seconds>] [NODES <n>] [TRANSPORT shm|inproc])
+# iso_add_test(<name> COMMAND <program> <args>... [LABELS ...] [TIMEOUT <seconds>])
 #
 # The one way tests are registered. Builds <name> with GoogleTest and registers it with
 # ctest under a timeout (default 60 s). With NODES, the test runs as a real job of n
-# processes started by isorun, which also enforces the timeout inside the job.
+# processes started by isorun, which also enforces the timeout inside the job. With
+# COMMAND, the test is a script or program that is not built here.
 function(iso_add_test name)
-  cmake_parse_arguments(ARG "" "TIMEOUT;NODES;TRANSPORT" "SOURCES;LIBS;LABELS" ${ARGN})
+  cmake_parse_arguments(ARG "" "TIMEOUT;NODES;TRANSPORT" "SOURCES;LIBS;LABELS;COMMAND" ${ARGN})
+  if(ARG_COMMAND)
+    add_test(NAME ${name} COMMAND ${ARG_COMMAND})
+    set_tests_properties(${name} PROPERTIES TIMEOUT ${ARG_TIMEOUT} LABELS "${ARG_LABELS}")
+    return()
+  endif()
   if(NOT ARG_TIMEOUT)
     set(ARG_TIMEOUT 60)
   endif()

@@ -54,9 +54,19 @@ absl::Status node_state::send(node_id to, std::span<const std::byte> bytes) {
 }
 
 absl::StatusOr<message> node_state::receive() {
-  while (inbox_.empty()) {
+  // Spin briefly (a message often follows within a microsecond), then spin yielding (more
+  // nodes than cores: let the one holding the work run), then sleep on the doorbell so that
+  // an idle node does not burn a core.
+  constexpr int kTightPolls = 256;
+  constexpr int kYieldingPolls = 256;
+  for (int polls = 0; inbox_.empty(); ++polls) {
     if (absl::Status polled = poll_into_inbox(); !polled.ok()) return polled;
-    if (inbox_.empty()) transport_->wait(absl::Milliseconds(100));
+    if (!inbox_.empty()) break;
+    if (polls >= kTightPolls + kYieldingPolls) {
+      transport_->wait(absl::Milliseconds(100));
+    } else if (polls >= kTightPolls) {
+      std::this_thread::yield();
+    }
   }
   message out;
   out.holder_ = std::make_unique<message::holder>(message::holder{std::move(inbox_.front())});
