@@ -1,0 +1,495 @@
+// Runs isorun as a subprocess with small `sh -c` node programs and checks what it promises:
+// the nodes' environment, stopping a failed job quickly and completely, timeouts,
+// interruption, usage errors, and that no shared memory name is ever left behind.
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+extern char** environ;
+
+namespace {
+
+using steady = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+// Every wait in these tests is bounded by this; a hung isorun is killed and fails the test.
+constexpr auto kHangLimit = 30s;
+
+struct outcome {
+  bool exited = false;  // false when isorun had to be killed at the hang limit
+  int exit_code = -1;   // its exit status, or -1 when a signal ended it
+  std::string out;
+  std::string err;
+  steady::time_point started;
+  steady::time_point ended;
+  [[nodiscard]] auto elapsed() const { return ended - started; }
+};
+
+// isorun running as a child of the test, with its stdout and stderr captured.
+class isorun_process {
+ public:
+  explicit isorun_process(const std::vector<std::string>& args,
+                          const std::vector<std::string>& extra_environment = {}) {
+    std::array<int, 2> out{-1, -1};
+    std::array<int, 2> err{-1, -1};
+    if (::pipe2(out.data(), O_CLOEXEC) != 0 || ::pipe2(err.data(), O_CLOEXEC) != 0) {
+      ADD_FAILURE() << "pipe2: " << ::strerror(errno);
+      return;
+    }
+    posix_spawn_file_actions_t actions;
+    ::posix_spawn_file_actions_init(&actions);
+    ::posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+    ::posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+    ::posix_spawn_file_actions_adddup2(&actions, err[1], STDERR_FILENO);
+
+    std::vector<std::string> words = {ISORUN_PATH};
+    words.insert(words.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (std::string& word : words) argv.push_back(word.data());
+    argv.push_back(nullptr);
+    std::vector<std::string> environment(extra_environment);
+    for (char** entry = environ; *entry != nullptr; ++entry) environment.emplace_back(*entry);
+    std::vector<char*> envp;
+    for (std::string& entry : environment) envp.push_back(entry.data());
+    envp.push_back(nullptr);
+
+    result_.started = steady::now();
+    const int error =
+        ::posix_spawn(&pid_, ISORUN_PATH, &actions, nullptr, argv.data(), envp.data());
+    ::posix_spawn_file_actions_destroy(&actions);
+    ::close(out[1]);
+    ::close(err[1]);
+    out_fd_ = out[0];
+    err_fd_ = err[0];
+    if (error != 0) {
+      ADD_FAILURE() << "posix_spawn " << ISORUN_PATH << ": " << ::strerror(error);
+      pid_ = -1;
+      return;
+    }
+    // A pidfd turns "isorun exited" into one more thing poll can wait for, with a timeout.
+    pidfd_ = static_cast<int>(::syscall(SYS_pidfd_open, pid_, 0));
+    if (pidfd_ == -1) ADD_FAILURE() << "pidfd_open: " << ::strerror(errno);
+  }
+
+  isorun_process(const isorun_process&) = delete;
+  isorun_process& operator=(const isorun_process&) = delete;
+
+  ~isorun_process() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+    for (const int fd : {out_fd_, err_fd_, pidfd_}) {
+      if (fd != -1) ::close(fd);
+    }
+  }
+
+  [[nodiscard]] pid_t pid() const { return pid_; }
+
+  // Reads isorun's stdout until it holds `count` complete lines; false at the hang limit or
+  // when stdout ended first.
+  bool read_stdout_lines(std::size_t count) {
+    const auto deadline = steady::now() + kHangLimit;
+    while (lines_in(result_.out) < count) {
+      if (out_fd_ == -1 || !wait_readable(out_fd_, deadline)) return false;
+      read_some(&out_fd_, &result_.out);
+    }
+    return true;
+  }
+
+  // Waits for isorun to exit (killing it at the hang limit) and collects all its output.
+  outcome finish() {
+    const auto deadline = steady::now() + kHangLimit;
+    while (pid_ > 0) {
+      std::vector<pollfd> fds = {{pidfd_, POLLIN, 0}};
+      if (out_fd_ != -1) fds.push_back({out_fd_, POLLIN, 0});
+      if (err_fd_ != -1) fds.push_back({err_fd_, POLLIN, 0});
+      const int ready = ::poll(fds.data(), fds.size(), milliseconds_until(deadline));
+      if (ready == 0) {
+        ADD_FAILURE() << "isorun did not exit within " << kHangLimit.count() << " s; killed";
+        ::kill(pid_, SIGKILL);
+        ::waitpid(pid_, nullptr, 0);
+        pid_ = -1;
+        result_.ended = steady::now();
+        break;
+      }
+      for (std::size_t i = 1; i < fds.size(); ++i) {
+        if (fds[i].revents == 0) continue;
+        if (fds[i].fd == out_fd_) {
+          read_some(&out_fd_, &result_.out);
+        } else {
+          read_some(&err_fd_, &result_.err);
+        }
+      }
+      if (fds[0].revents != 0) {
+        result_.ended = steady::now();
+        int status = 0;
+        ::waitpid(pid_, &status, 0);
+        pid_ = -1;
+        result_.exited = true;
+        result_.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+      }
+    }
+    // isorun has gone; its output is complete unless a node outlived it and still holds a
+    // pipe, which must not hang the test either.
+    const auto drain_deadline = steady::now() + 5s;
+    while (out_fd_ != -1 && wait_readable(out_fd_, drain_deadline)) {
+      read_some(&out_fd_, &result_.out);
+    }
+    while (err_fd_ != -1 && wait_readable(err_fd_, drain_deadline)) {
+      read_some(&err_fd_, &result_.err);
+    }
+    EXPECT_EQ(out_fd_, -1) << "something still holds isorun's stdout after it exited";
+    EXPECT_EQ(err_fd_, -1) << "something still holds isorun's stderr after it exited";
+    return result_;
+  }
+
+ private:
+  static std::size_t lines_in(const std::string& text) {
+    return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+  }
+
+  static int milliseconds_until(steady::time_point deadline) {
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - steady::now());
+    return static_cast<int>(std::max<std::chrono::milliseconds::rep>(left.count(), 0));
+  }
+
+  static bool wait_readable(int fd, steady::time_point deadline) {
+    pollfd p{fd, POLLIN, 0};
+    return ::poll(&p, 1, milliseconds_until(deadline)) > 0;
+  }
+
+  // Appends what `*fd` has to `*text`; closes it (and sets it to -1) at end of file.
+  static void read_some(int* fd, std::string* text) {
+    std::array<char, 4096> buffer;
+    const ssize_t n = ::read(*fd, buffer.data(), buffer.size());
+    if (n > 0) {
+      text->append(buffer.data(), static_cast<std::size_t>(n));
+    } else if (n == 0 || errno != EINTR) {
+      ::close(*fd);
+      *fd = -1;
+    }
+  }
+
+  pid_t pid_ = -1;
+  int pidfd_ = -1;
+  int out_fd_ = -1;
+  int err_fd_ = -1;
+  outcome result_;
+};
+
+outcome run_isorun(const std::vector<std::string>& args,
+                   const std::vector<std::string>& extra_environment = {}) {
+  isorun_process isorun(args, extra_environment);
+  return isorun.finish();
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream stream(text);
+  for (std::string line; std::getline(stream, line);) lines.push_back(line);
+  return lines;
+}
+
+// The pids printed one per line, each optionally after a "[i] " tag.
+std::vector<pid_t> pids_in(const std::string& text) {
+  std::vector<pid_t> pids;
+  for (const std::string& line : lines_of(text)) {
+    const std::size_t start = line.rfind(' ') == std::string::npos ? 0 : line.rfind(' ') + 1;
+    pids.push_back(static_cast<pid_t>(std::stol(line.substr(start))));
+  }
+  return pids;
+}
+
+void expect_all_gone(const std::vector<pid_t>& pids) {
+  for (const pid_t pid : pids) {
+    errno = 0;
+    EXPECT_EQ(::kill(pid, 0), -1) << "node process " << pid << " outlived isorun";
+    EXPECT_EQ(errno, ESRCH) << "node process " << pid;
+  }
+}
+
+std::set<std::string> iso_shm_entries() {
+  std::set<std::string> names;
+  DIR* dir = ::opendir("/dev/shm");
+  if (dir == nullptr) return names;
+  while (const dirent* entry = ::readdir(dir)) {
+    const std::string name = entry->d_name;
+    if (name.rfind("iso-", 0) == 0) names.insert(name);
+  }
+  ::closedir(dir);
+  return names;
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// isorun's arguments for a job of `nodes` nodes that each run `script` with sh.
+std::vector<std::string> sh_job(int nodes, const std::string& script) {
+  return {"-n", std::to_string(nodes), "--", "sh", "-c", script};
+}
+
+// Node 2 of 4 fails; the others would sleep for a minute if isorun did not stop them.
+const std::vector<std::string> kOneNodeExits3 =
+    sh_job(4, "echo $$; if [ \"$ISO_RANK\" = 2 ]; then exit 3; fi; exec sleep 60");
+// Node 1 of 3 kills itself.
+const std::vector<std::string> kOneNodeKilled =
+    sh_job(3, "echo $$; if [ \"$ISO_RANK\" = 1 ]; then kill -9 $$; fi; exec sleep 60");
+
+TEST(Isorun, FailingNodeStopsTheJobWithItsStatus) {
+  const outcome result = run_isorun(kOneNodeExits3);
+  ASSERT_TRUE(result.exited);
+  EXPECT_EQ(result.exit_code, 3);
+  EXPECT_LT(result.elapsed(), 2s);
+  EXPECT_TRUE(contains(result.err, "node 2")) << result.err;
+  EXPECT_TRUE(contains(result.err, "status 3")) << result.err;
+  EXPECT_EQ(lines_of(result.err).size(), 1u) << "one failure, one line: " << result.err;
+  expect_all_gone(pids_in(result.out));
+}
+
+TEST(Isorun, KilledNodeStopsTheJobAndNamesTheSignal) {
+  const outcome result = run_isorun(kOneNodeKilled);
+  ASSERT_TRUE(result.exited);
+  EXPECT_EQ(result.exit_code, 128 + SIGKILL);
+  EXPECT_LT(result.elapsed(), 2s);
+  EXPECT_TRUE(contains(result.err, "node 1")) << result.err;
+  EXPECT_TRUE(contains(result.err, "signal 9")) << result.err;
+  EXPECT_EQ(lines_of(result.err).size(), 1u) << "one failure, one line: " << result.err;
+  expect_all_gone(pids_in(result.out));
+}
+
+TEST(Isorun, LeavesNoSharedMemoryNameBehind) {
+  const std::set<std::string> before = iso_shm_entries();
+  EXPECT_NE(run_isorun(kOneNodeExits3).exit_code, 0);
+  EXPECT_NE(run_isorun(kOneNodeKilled).exit_code, 0);
+  EXPECT_EQ(run_isorun({"-n", "2", "--", "true"}).exit_code, 0);
+  EXPECT_EQ(run_isorun({"-n", "2", "--timeout", "0.2", "--", "sleep", "60"}).exit_code, 124);
+  // A job started by another test at the same moment has its name for a few microseconds;
+  // one left behind is in the second listing as well.
+  const std::set<std::string> after = iso_shm_entries();
+  const std::set<std::string> again = iso_shm_entries();
+  for (const std::string& name : after) {
+    EXPECT_TRUE(before.count(name) == 1 || again.count(name) == 0)
+        << "/dev/shm/" << name << " was left behind";
+  }
+}
+
+TEST(Isorun, NodesSeeTheirRankSizeAndSharedSegment) {
+  const outcome result =
+      run_isorun({"-n", "3", "--tag-output", "--", "sh", "-c",
+                  "test -e /proc/self/fd/$ISO_SHM_FD && echo rank=$ISO_RANK size=$ISO_SIZE;"
+                  "echo transport=$ISO_TRANSPORT id=$ISO_JOB_ID;"
+                  "echo segment=$(readlink /proc/self/fd/$ISO_SHM_FD);"
+                  "test -e /dev/shm/iso-$ISO_JOB_ID && echo name=present || echo name=absent"});
+  ASSERT_TRUE(result.exited);
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.err, "");
+  for (const char* line : {"[0] rank=0 size=3", "[1] rank=1 size=3", "[2] rank=2 size=3"}) {
+    EXPECT_TRUE(contains(result.out, line)) << "missing '" << line << "' in:\n" << result.out;
+  }
+
+  std::set<std::string> ids;
+  for (const std::string& line : lines_of(result.out)) {
+    const std::size_t at = line.find("id=");
+    if (at != std::string::npos) ids.insert(line.substr(at + 3));
+    // The descriptor is the job's segment, already unlinked when the node runs.
+    if (contains(line, "segment=")) {
+      EXPECT_TRUE(contains(line, "(deleted)")) << line;
+    }
+    if (contains(line, "name=")) {
+      EXPECT_TRUE(contains(line, "name=absent")) << line;
+    }
+    if (contains(line, "transport=")) {
+      EXPECT_TRUE(contains(line, "transport=shm ")) << line;
+    }
+  }
+  ASSERT_EQ(ids.size(), 1u) << "nodes disagree on ISO_JOB_ID:\n" << result.out;
+  const std::string id = *ids.begin();
+  EXPECT_EQ(id.size(), 32u) << id;
+  EXPECT_EQ(id.find_first_not_of("0123456789abcdef"), std::string::npos) << id;
+  EXPECT_TRUE(contains(result.out, "segment=/dev/shm/iso-" + id)) << result.out;
+}
+
+TEST(Isorun, NeverPrintsTheJobSecret) {
+  // A job that prints nothing gets nothing printed by isorun either.
+  const outcome quiet = run_isorun({"-n", "3", "--tag-output", "--", "true"});
+  ASSERT_TRUE(quiet.exited);
+  EXPECT_EQ(quiet.exit_code, 0);
+  EXPECT_EQ(quiet.out, "");
+  EXPECT_EQ(quiet.err, "");
+
+  // Nor when it reports a failure: the secret, which the failing node hands over through a
+  // file before it exits, appears nowhere in isorun's output.
+  char dir_template[] = "/tmp/launcher_test.XXXXXX";
+  ASSERT_NE(::mkdtemp(dir_template), nullptr);
+  const std::string secret_file = std::string(dir_template) + "/secret";
+  const outcome failed =
+      run_isorun(sh_job(2, "if [ $ISO_RANK = 1 ]; then printf %s \"$ISO_JOB_SECRET\" > " +
+                               secret_file + "; exit 1; fi; exec sleep 60"));
+  EXPECT_EQ(failed.exit_code, 1);
+  std::string secret;
+  if (FILE* file = std::fopen(secret_file.c_str(), "r")) {
+    std::array<char, 128> buffer{};
+    secret.assign(buffer.data(), std::fread(buffer.data(), 1, buffer.size(), file));
+    std::fclose(file);
+  }
+  ::unlink(secret_file.c_str());
+  ::rmdir(dir_template);
+  ASSERT_EQ(secret.size(), 32u) << "ISO_JOB_SECRET was '" << secret << "'";
+  EXPECT_EQ(secret.find_first_not_of("0123456789abcdef"), std::string::npos) << secret;
+  EXPECT_FALSE(contains(failed.out, secret));
+  EXPECT_FALSE(contains(failed.err, secret));
+  EXPECT_TRUE(contains(failed.err, "node 1 exited with status 1")) << failed.err;
+}
+
+TEST(Isorun, RejectsBadArgumentsWithStatus2) {
+  struct bad_case {
+    std::vector<std::string> args;
+    std::string named;  // what the error line must mention
+  };
+  const std::vector<bad_case> cases = {
+      {{}, "-n"},
+      {{"-n", "0", "--", "true"}, "'0'"},
+      {{"-n", "abc", "--", "true"}, "'abc'"},
+      {{"-n", "4097", "--", "true"}, "'4097'"},
+      {{"-n", "2x", "--", "true"}, "'2x'"},
+      {{"-n", "2", "--transport", "carrier-pigeon", "--", "true"}, "'carrier-pigeon'"},
+      {{"-n", "2"}, "no program"},
+      {{"-n", "2", "--"}, "no program"},
+      {{"-n", "2", "--timeout", "0", "--", "true"}, "'0'"},
+      {{"-n", "2", "--timeout", "soon", "--", "true"}, "'soon'"},
+      {{"-n", "2", "--frobnicate", "--", "true"}, "'--frobnicate'"},
+      {{"-n"}, "'-n'"},
+  };
+  for (const bad_case& bad : cases) {
+    std::string joined;
+    for (const std::string& arg : bad.args) joined += " " + arg;
+    const outcome result = run_isorun(bad.args);
+    ASSERT_TRUE(result.exited) << "isorun" << joined;
+    EXPECT_EQ(result.exit_code, 2) << "isorun" << joined;
+    EXPECT_EQ(result.out, "") << "isorun" << joined;
+    const std::vector<std::string> lines = lines_of(result.err);
+    ASSERT_FALSE(lines.empty()) << "isorun" << joined;
+    EXPECT_EQ(lines[0].rfind("isorun: ", 0), 0u) << lines[0];
+    EXPECT_TRUE(contains(lines[0], bad.named)) << "isorun" << joined << ": " << lines[0];
+    EXPECT_TRUE(contains(result.err, "usage: isorun")) << "isorun" << joined;
+  }
+}
+
+TEST(Isorun, HelpPrintsUsageAndSucceeds) {
+  for (const char* flag : {"--help", "-h"}) {
+    const outcome result = run_isorun({flag});
+    ASSERT_TRUE(result.exited);
+    EXPECT_EQ(result.exit_code, 0) << flag;
+    EXPECT_EQ(result.err, "") << flag;
+    for (const char* documented : {"usage: isorun", "ISO_RANK", "ISO_SIZE", "ISO_TRANSPORT",
+                                   "ISO_JOB_ID", "ISO_SHM_FD", "ISO_JOB_SECRET"}) {
+      EXPECT_TRUE(contains(result.out, documented)) << flag << " does not mention " << documented;
+    }
+  }
+}
+
+TEST(Isorun, LeavesTheProgramsArgumentsAlone) {
+  for (const bool with_separator : {true, false}) {
+    std::vector<std::string> args = {"-n", "1"};
+    if (with_separator) args.push_back("--");
+    for (const char* word : {"sh", "-c", "printf '%s|' \"$@\"", "sh", "-n", "5", "--help", "--"}) {
+      args.emplace_back(word);
+    }
+    const outcome result = run_isorun(args);
+    ASSERT_TRUE(result.exited);
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(result.out, "-n|5|--help|--|");
+  }
+}
+
+TEST(Isorun, TimeoutStopsTheJobWith124) {
+  const outcome result =
+      run_isorun({"--timeout", "1", "-n", "2", "--", "sh", "-c", "exec sleep 60"});
+  ASSERT_TRUE(result.exited);
+  EXPECT_EQ(result.exit_code, 124);
+  EXPECT_LT(result.elapsed(), 3s);
+  EXPECT_TRUE(contains(result.err, "did not finish within 1 s")) << result.err;
+}
+
+TEST(Isorun, InterruptStopsEveryNode) {
+  isorun_process isorun({"-n", "3", "--tag-output", "--", "sh", "-c", "echo $$; exec sleep 60"});
+  ASSERT_TRUE(isorun.read_stdout_lines(3)) << "the nodes did not all start";
+  const auto interrupted_at = steady::now();
+  ASSERT_EQ(::kill(isorun.pid(), SIGINT), 0);
+  const outcome result = isorun.finish();
+  ASSERT_TRUE(result.exited);
+  EXPECT_EQ(result.exit_code, 128 + SIGINT);
+  EXPECT_LT(result.ended - interrupted_at, 2s);
+  EXPECT_TRUE(contains(result.err, "interrupted")) << result.err;
+  const std::vector<pid_t> pids = pids_in(result.out);
+  EXPECT_EQ(pids.size(), 3u) << result.out;
+  expect_all_gone(pids);
+}
+
+TEST(Isorun, NodesIgnoringSigtermAreKilledAfterTheGracePeriod) {
+  isorun_process isorun(
+      {"-n", "2", "--tag-output", "--", "sh", "-c", "trap '' TERM; echo $$; exec sleep 60"});
+  ASSERT_TRUE(isorun.read_stdout_lines(2)) << "the nodes did not all start";
+  const auto interrupted_at = steady::now();
+  ASSERT_EQ(::kill(isorun.pid(), SIGTERM), 0);
+  const outcome result = isorun.finish();
+  ASSERT_TRUE(result.exited);
+  EXPECT_EQ(result.exit_code, 128 + SIGTERM);
+  // SIGTERM first, which these nodes ignore; SIGKILL 500 ms later.
+  EXPECT_GE(result.ended - interrupted_at, 400ms);
+  EXPECT_LT(result.ended - interrupted_at, 2s);
+  expect_all_gone(pids_in(result.out));
+}
+
+TEST(Isorun, InprocStartsOneProcessWithoutRank) {
+  // Values of an outer job must not leak into this one.
+  const outcome result =
+      run_isorun({"-n", "4", "--transport", "inproc", "--tag-output", "--", "sh", "-c",
+                  "echo size=$ISO_SIZE transport=$ISO_TRANSPORT rank=${ISO_RANK-unset}"
+                  " fd=${ISO_SHM_FD-unset} id=${#ISO_JOB_ID} secret=${#ISO_JOB_SECRET}"},
+                 {"ISO_RANK=7", "ISO_SHM_FD=9"});
+  ASSERT_TRUE(result.exited);
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.out, "[0] size=4 transport=inproc rank=unset fd=unset id=32 secret=32\n");
+  EXPECT_EQ(result.err, "");
+}
+
+TEST(Isorun, TagOutputPrefixesWholeLines) {
+  const outcome result =
+      run_isorun({"-n", "2", "--tag-output", "--", "sh", "-c",
+                  "if [ $ISO_RANK = 1 ]; then printf 'one\\npartial'; echo oops >&2; fi"});
+  ASSERT_TRUE(result.exited);
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.out, "[1] one\n[1] partial\n");
+  EXPECT_EQ(result.err, "[1] oops\n");
+}
+
+TEST(Isorun, MissingProgramCannotRun) {
+  const outcome result = run_isorun({"-n", "2", "--", "/nonexistent/launcher-test-program"});
+  ASSERT_TRUE(result.exited);
+  EXPECT_NE(result.exit_code, 0);
+  EXPECT_TRUE(contains(result.err, "cannot run '/nonexistent/launcher-test-program'"))
+      << result.err;
+}
+
+}  // namespace

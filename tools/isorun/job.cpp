@@ -1,0 +1,406 @@
+#include "tools/isorun/job.hpp"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "absl/time/time.h"
+#include "tools/isorun/job_identity.hpp"
+#include "tools/isorun/output_tagger.hpp"
+#include "tools/isorun/posix_io.hpp"
+#include "tools/isorun/spawn.hpp"
+
+namespace iso::isorun {
+namespace {
+
+using steady = std::chrono::steady_clock;
+
+// Time a node gets to act on SIGTERM before it is killed.
+constexpr auto kKillGrace = std::chrono::milliseconds(500);
+constexpr std::size_t kReadBuffer = 16 * 1024;
+// How much of a finished node's output is read in one go before supervision carries on;
+// only a descendant that outlives its node can keep a pipe busy that long.
+constexpr std::size_t kDrainLimit = 1 << 20;
+const absl::Duration kLongestTimeout = absl::Hours(100 * 24 * 365);
+
+enum class stop_reason { none, launch_failed, node_failed, timed_out, interrupted };
+
+struct node_process {
+  pid_t pid = -1;
+  bool running = false;
+};
+
+// One end of a tagged stream: the read end of a node's stdout or stderr pipe.
+struct output_stream {
+  int fd = -1;  // -1 once the node's end has closed and we read everything
+  output_tagger tagger;
+};
+
+class job {
+ public:
+  explicit job(const options& opts) : opts_(opts) {}
+  job(const job&) = delete;
+  job& operator=(const job&) = delete;
+  ~job();
+
+  int run();
+
+ private:
+  bool prepare();
+  void launch_nodes();
+  bool open_pipes(std::size_t node, node_launch* launch);
+  void supervise();
+  int poll_timeout_ms() const;
+  void read_signals();
+  void reap();
+  void on_node_exit(std::size_t node, int status);
+  void check_deadlines();
+  void stop(stop_reason reason, int exit_status);
+  void signal_running(int signo);
+  // Reads what stream `index` has; false once it reached end of file (and was closed).
+  bool pump(std::size_t index);
+  void drain(std::size_t index);
+  void close_stream(std::size_t index);
+  std::string name_of(std::size_t node) const;
+
+  const options& opts_;
+  job_identity identity_;
+  inherited_state inherited_;
+  sigset_t handled_signals_{};
+  int signal_fd_ = -1;
+  int shm_fd_ = -1;
+  std::vector<node_process> nodes_;
+  std::unordered_map<pid_t, std::size_t> node_of_pid_;
+  std::size_t running_ = 0;
+  std::vector<output_stream> streams_;  // 2 per node with --tag-output: stdout, stderr
+  std::optional<steady::time_point> job_deadline_;
+  std::optional<steady::time_point> kill_deadline_;
+  stop_reason stop_reason_ = stop_reason::none;
+  int exit_status_ = 0;
+};
+
+job::~job() {
+  for (std::size_t i = 0; i < streams_.size(); ++i) close_stream(i);
+  if (shm_fd_ != -1) ::close(shm_fd_);
+  if (signal_fd_ != -1) ::close(signal_fd_);
+}
+
+int job::run() {
+  if (!prepare()) return 1;
+  launch_nodes();
+  supervise();
+  return exit_status_;
+}
+
+// Process-wide setup before any node exists: signals, identity, segment, descriptor limit.
+bool job::prepare() {
+  // Blocked before the first fork, so no SIGCHLD or Ctrl-C can slip past the signalfd.
+  ::sigemptyset(&handled_signals_);
+  for (const int signo : {SIGCHLD, SIGINT, SIGTERM, SIGHUP}) ::sigaddset(&handled_signals_, signo);
+  if (::sigprocmask(SIG_BLOCK, &handled_signals_, nullptr) == -1) {
+    say(absl::StrFormat("cannot block signals: %s", ::strerror(errno)));
+    return false;
+  }
+  signal_fd_ = ::signalfd(-1, &handled_signals_, SFD_NONBLOCK | SFD_CLOEXEC);
+  if (signal_fd_ == -1) {
+    say(absl::StrFormat("cannot create a signalfd: %s", ::strerror(errno)));
+    return false;
+  }
+  // A reader of our stdout that goes away must not kill isorun (and with it, the job's
+  // supervision); tagged output is dropped instead.
+  struct sigaction ignore {};
+  ignore.sa_handler = SIG_IGN;
+  ::sigemptyset(&ignore.sa_mask);
+  ::sigaction(SIGPIPE, &ignore, &inherited_.sigpipe_action);
+  inherited_.parent_pid = ::getpid();
+
+  std::string error;
+  auto identity = make_job_identity(&error);
+  if (!identity) {
+    say(error);
+    return false;
+  }
+  identity_ = *std::move(identity);
+  if (opts_.transport == transport_kind::shm) {
+    shm_fd_ = create_job_segment(identity_.id, &error);
+    if (shm_fd_ == -1) {
+      say(error);
+      return false;
+    }
+  }
+
+  // Tagging holds two pipe ends per node; large jobs need more than the usual soft limit.
+  if (opts_.tag_output && ::getrlimit(RLIMIT_NOFILE, &inherited_.nofile) == 0) {
+    const rlim_t wanted = 2 * static_cast<rlim_t>(opts_.nodes) + 64;
+    if (inherited_.nofile.rlim_cur != RLIM_INFINITY && inherited_.nofile.rlim_cur < wanted) {
+      rlimit raised = inherited_.nofile;
+      raised.rlim_cur =
+          raised.rlim_max == RLIM_INFINITY ? wanted : std::min(wanted, raised.rlim_max);
+      inherited_.nofile_raised = ::setrlimit(RLIMIT_NOFILE, &raised) == 0;
+    }
+  }
+  // A timeout beyond a century is no timeout; it would overflow the clock's arithmetic.
+  if (opts_.timeout && *opts_.timeout < kLongestTimeout) {
+    job_deadline_ = steady::now() + absl::ToChronoNanoseconds(*opts_.timeout);
+  }
+  return true;
+}
+
+void job::launch_nodes() {
+  const bool inproc = opts_.transport == transport_kind::inproc;
+  const int processes = inproc ? 1 : opts_.nodes;
+  const std::vector<std::string> base_environment = environment_without_job_variables();
+  nodes_.resize(static_cast<std::size_t>(processes));
+  node_of_pid_.reserve(nodes_.size());
+
+  for (std::size_t node = 0; node < nodes_.size(); ++node) {
+    node_launch launch;
+    launch.command = &opts_.command;
+    launch.base_environment = &base_environment;
+    launch.job_environment = {
+        absl::StrFormat("ISO_SIZE=%d", opts_.nodes),
+        absl::StrFormat("ISO_TRANSPORT=%s", inproc ? "inproc" : "shm"),
+        absl::StrFormat("ISO_JOB_ID=%s", identity_.id),
+        absl::StrFormat("ISO_JOB_SECRET=%s", identity_.secret),
+    };
+    if (!inproc) {
+      launch.job_environment.push_back(absl::StrFormat("ISO_RANK=%d", node));
+      launch.job_environment.push_back(absl::StrFormat("ISO_SHM_FD=%d", shm_fd_));
+      launch.shm_fd = shm_fd_;
+    }
+    if (opts_.tag_output && !open_pipes(node, &launch)) {
+      stop(stop_reason::launch_failed, 1);
+      break;
+    }
+
+    const pid_t pid = spawn_node(launch, inherited_);
+    const int fork_error = errno;
+    // The child has its copies of the write ends now; ours would hide its end of file.
+    if (launch.stdout_fd != -1) ::close(launch.stdout_fd);
+    if (launch.stderr_fd != -1) ::close(launch.stderr_fd);
+    if (pid == -1) {
+      say(absl::StrFormat("cannot start %s: %s", name_of(node), ::strerror(fork_error)));
+      stop(stop_reason::launch_failed, 1);
+      break;
+    }
+    nodes_[node] = {pid, true};
+    node_of_pid_[pid] = node;
+    ++running_;
+  }
+
+  // Every node holds its own copy now; keeping ours would only leak it.
+  if (shm_fd_ != -1) {
+    ::close(shm_fd_);
+    shm_fd_ = -1;
+  }
+}
+
+bool job::open_pipes(std::size_t node, node_launch* launch) {
+  std::array<int, 2> out{-1, -1};
+  std::array<int, 2> err{-1, -1};
+  if (::pipe2(out.data(), O_CLOEXEC) == -1 || ::pipe2(err.data(), O_CLOEXEC) == -1) {
+    say(absl::StrFormat("cannot create output pipes for %s: %s", name_of(node), ::strerror(errno)));
+    for (const int fd : {out[0], out[1], err[0], err[1]}) {
+      if (fd != -1) ::close(fd);
+    }
+    return false;
+  }
+  // Reads never block the event loop; writes in the child stay blocking (back-pressure).
+  ::fcntl(out[0], F_SETFL, O_NONBLOCK);
+  ::fcntl(err[0], F_SETFL, O_NONBLOCK);
+  const int id = static_cast<int>(node);
+  streams_.push_back({out[0], output_tagger(id, STDOUT_FILENO)});
+  streams_.push_back({err[0], output_tagger(id, STDERR_FILENO)});
+  launch->stdout_fd = out[1];
+  launch->stderr_fd = err[1];
+  return true;
+}
+
+void job::supervise() {
+  std::vector<pollfd> fds;
+  std::vector<std::size_t> stream_of_fd;
+  while (running_ > 0) {
+    fds.clear();
+    stream_of_fd.clear();
+    fds.push_back({signal_fd_, POLLIN, 0});
+    for (std::size_t i = 0; i < streams_.size(); ++i) {
+      if (streams_[i].fd == -1) continue;
+      fds.push_back({streams_[i].fd, POLLIN, 0});
+      stream_of_fd.push_back(i);
+    }
+    const int ready = ::poll(fds.data(), fds.size(), poll_timeout_ms());
+    if (ready == -1 && errno != EINTR) {
+      // Without poll we cannot supervise; make sure nothing outlives us and wait blindly.
+      say(absl::StrFormat("poll failed: %s; killing the job", ::strerror(errno)));
+      signal_running(SIGKILL);
+      while (::waitpid(-1, nullptr, 0) > 0 || errno == EINTR) {
+      }
+      exit_status_ = 1;
+      return;
+    }
+    if (ready > 0) {
+      for (std::size_t k = 1; k < fds.size(); ++k) {
+        if (fds[k].revents != 0) pump(stream_of_fd[k - 1]);
+      }
+      if (fds[0].revents != 0) read_signals();
+    }
+    check_deadlines();
+  }
+  // Every node has exited, so whatever they wrote is in the pipes already.
+  for (std::size_t i = 0; i < streams_.size(); ++i) drain(i);
+}
+
+int job::poll_timeout_ms() const {
+  std::optional<steady::time_point> next = kill_deadline_;
+  if (stop_reason_ == stop_reason::none && job_deadline_) next = job_deadline_;
+  if (!next) return -1;
+  const auto left = *next - steady::now();
+  if (left <= steady::duration::zero()) return 0;
+  // Rounded up, so that we never wake just before the deadline and spin.
+  const auto ms = std::chrono::ceil<std::chrono::milliseconds>(left).count();
+  return static_cast<int>(std::min<decltype(ms)>(ms, 60'000));
+}
+
+void job::read_signals() {
+  bool child_changed = false;
+  signalfd_siginfo info{};
+  while (::read(signal_fd_, &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
+    const int signo = static_cast<int>(info.ssi_signo);
+    if (signo == SIGCHLD) {
+      child_changed = true;
+    } else if (stop_reason_ == stop_reason::none) {
+      say("interrupted; stopping the job");
+      stop(stop_reason::interrupted, 128 + signo);
+    } else {
+      // Asked again while stopping: the user is not willing to wait for the grace period.
+      signal_running(SIGKILL);
+    }
+  }
+  // SIGCHLDs coalesce, so one of them stands for any number of exits.
+  if (child_changed) reap();
+}
+
+void job::reap() {
+  for (;;) {
+    int status = 0;
+    const pid_t pid = ::waitpid(-1, &status, WNOHANG);
+    if (pid == -1 && errno == EINTR) continue;
+    if (pid <= 0) return;
+    const auto found = node_of_pid_.find(pid);
+    if (found != node_of_pid_.end()) on_node_exit(found->second, status);
+  }
+}
+
+void job::on_node_exit(std::size_t node, int status) {
+  nodes_[node].running = false;
+  --running_;
+  // A node we stopped ourselves is not another failure.
+  if (stop_reason_ != stop_reason::none) return;
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return;
+
+  // Its last words come before our verdict on it.
+  if (opts_.tag_output) {
+    drain(2 * node);
+    drain(2 * node + 1);
+  }
+  if (WIFEXITED(status)) {
+    say(absl::StrFormat("%s exited with status %d", name_of(node), WEXITSTATUS(status)));
+    stop(stop_reason::node_failed, WEXITSTATUS(status));
+  } else {
+    const int signo = WTERMSIG(status);
+    say(absl::StrFormat("%s was killed by signal %d (%s)", name_of(node), signo,
+                        ::strsignal(signo)));
+    stop(stop_reason::node_failed, 128 + signo);
+  }
+}
+
+void job::check_deadlines() {
+  const auto now = steady::now();
+  if (stop_reason_ == stop_reason::none && job_deadline_ && now >= *job_deadline_) {
+    say(absl::StrFormat("job did not finish within %g s; stopping it",
+                        absl::ToDoubleSeconds(*opts_.timeout)));
+    stop(stop_reason::timed_out, 124);
+  }
+  if (kill_deadline_ && now >= *kill_deadline_) {
+    kill_deadline_.reset();
+    signal_running(SIGKILL);
+  }
+}
+
+void job::stop(stop_reason reason, int exit_status) {
+  if (stop_reason_ != stop_reason::none) return;
+  stop_reason_ = reason;
+  exit_status_ = exit_status;
+  signal_running(SIGTERM);
+  kill_deadline_ = steady::now() + kKillGrace;
+}
+
+void job::signal_running(int signo) {
+  for (const node_process& node : nodes_) {
+    if (node.running) ::kill(node.pid, signo);
+  }
+}
+
+bool job::pump(std::size_t index) {
+  output_stream& stream = streams_[index];
+  if (stream.fd == -1) return false;
+  std::array<char, kReadBuffer> buffer;
+  for (;;) {
+    const ssize_t n = ::read(stream.fd, buffer.data(), buffer.size());
+    if (n > 0) {
+      stream.tagger.feed(std::string_view(buffer.data(), static_cast<std::size_t>(n)));
+      return true;
+    }
+    if (n == -1 && errno == EINTR) continue;
+    if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
+    close_stream(index);  // end of file, or an error that will not go away
+    return false;
+  }
+}
+
+void job::drain(std::size_t index) {
+  // pump() reads at most one buffer; stop at the first empty read or after kDrainLimit.
+  for (std::size_t bytes = 0; bytes < kDrainLimit && streams_[index].fd != -1;
+       bytes += kReadBuffer) {
+    pollfd p{streams_[index].fd, POLLIN, 0};
+    if (::poll(&p, 1, 0) <= 0) break;
+    if (!pump(index)) break;
+  }
+  if (running_ == 0) close_stream(index);
+}
+
+void job::close_stream(std::size_t index) {
+  output_stream& stream = streams_[index];
+  if (stream.fd == -1) return;
+  ::close(stream.fd);
+  stream.fd = -1;
+  stream.tagger.finish();
+}
+
+std::string job::name_of(std::size_t node) const {
+  if (opts_.transport == transport_kind::inproc) return "the job's process";
+  return absl::StrFormat("node %d", node);
+}
+
+}  // namespace
+
+int run_job(const options& opts) {
+  job the_job(opts);
+  return the_job.run();
+}
+
+}  // namespace iso::isorun

@@ -1,0 +1,161 @@
+#include "tools/isorun/options.hpp"
+
+#include <getopt.h>
+
+#include <charconv>
+#include <cmath>
+#include <string_view>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_format.h"
+
+namespace iso::isorun {
+namespace {
+
+constexpr int kTransportOption = 1000;
+constexpr int kTimeoutOption = 1001;
+constexpr int kTagOutputOption = 1002;
+
+// Strict: the whole argument must be the number, with no sign, spaces or suffix, so that
+// `-n 4x` is an error rather than 4.
+std::optional<int> parse_node_count(std::string_view text) {
+  int value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  if (value < 1 || value > kMaxNodes) return std::nullopt;
+  return value;
+}
+
+std::optional<absl::Duration> parse_timeout(std::string_view text) {
+  double seconds = 0;
+  if (text.empty() || !absl::SimpleAtod(absl::string_view(text.data(), text.size()), &seconds)) {
+    return std::nullopt;
+  }
+  if (!std::isfinite(seconds) || seconds <= 0) return std::nullopt;
+  return absl::Seconds(seconds);
+}
+
+parse_result usage_error(std::string message) {
+  parse_result result;
+  result.what = parse_result::action::usage_error;
+  result.error = std::move(message);
+  return result;
+}
+
+}  // namespace
+
+parse_result parse_options(int argc, char** argv) {
+  static const option kLongOptions[] = {
+      {"help", no_argument, nullptr, 'h'},
+      {"nodes", required_argument, nullptr, 'n'},
+      {"transport", required_argument, nullptr, kTransportOption},
+      {"timeout", required_argument, nullptr, kTimeoutOption},
+      {"tag-output", no_argument, nullptr, kTagOutputOption},
+      {nullptr, 0, nullptr, 0},
+  };
+  parse_result result;
+  options& opts = result.opts;
+  bool have_nodes = false;
+
+  // We print our own messages (naming the bad value, followed by the usage), so getopt's
+  // are silenced; the leading ':' makes a missing argument distinguishable from an unknown
+  // option.
+  opterr = 0;
+  optind = 1;
+  for (;;) {
+    const int previous_optind = optind;
+    const int c = getopt_long(argc, argv, "+:hn:", kLongOptions, nullptr);
+    if (c == -1) break;
+    switch (c) {
+      case 'h':
+        result.what = parse_result::action::help;
+        return result;
+      case 'n': {
+        const auto nodes = parse_node_count(optarg);
+        if (!nodes) {
+          return usage_error(
+              absl::StrFormat("-n takes a node count from 1 to %d, not '%s'", kMaxNodes, optarg));
+        }
+        opts.nodes = *nodes;
+        have_nodes = true;
+        break;
+      }
+      case kTransportOption: {
+        const std::string_view name = optarg;
+        if (name == "shm") {
+          opts.transport = transport_kind::shm;
+        } else if (name == "inproc") {
+          opts.transport = transport_kind::inproc;
+        } else {
+          return usage_error(
+              absl::StrFormat("--transport takes 'shm' or 'inproc', not '%s'", optarg));
+        }
+        break;
+      }
+      case kTimeoutOption: {
+        const auto timeout = parse_timeout(optarg);
+        if (!timeout) {
+          return usage_error(absl::StrFormat(
+              "--timeout takes a number of seconds greater than 0, not '%s'", optarg));
+        }
+        opts.timeout = *timeout;
+        break;
+      }
+      case kTagOutputOption:
+        opts.tag_output = true;
+        break;
+      case ':':
+        return usage_error(
+            absl::StrFormat("option '%s' needs a value", argv[optind - 1] ? argv[optind - 1] : ""));
+      default: {
+        // For an unknown long option optopt is 0 and the word itself is the last one getopt
+        // consumed; for an unknown short option inside a cluster (-xv) optopt names it.
+        if (optopt != 0) {
+          return usage_error(absl::StrFormat("unknown option '-%c'", static_cast<char>(optopt)));
+        }
+        const int index = optind > previous_optind ? optind - 1 : previous_optind;
+        return usage_error(
+            absl::StrFormat("unknown option '%s'", index < argc ? argv[index] : "?"));
+      }
+    }
+  }
+
+  if (!have_nodes) return usage_error("missing -n, the number of nodes");
+  if (optind >= argc) return usage_error("no program to run");
+  opts.command.assign(argv + optind, argv + argc);
+  result.what = parse_result::action::run;
+  return result;
+}
+
+const char* usage_text() {
+  return R"(usage: isorun -n N [--transport shm|inproc] [--timeout S] [--tag-output]
+              [--] program [args...]
+
+Starts a job of N nodes of `program` on this host and waits for it.
+
+options:
+  -n, --nodes N        number of nodes, 1 to 4096 (required)
+  --transport KIND     shm (default): one process per node, sharing a memory segment;
+                       inproc: one process whose nodes are threads
+  --timeout S          stop the job if it has not finished after S seconds (fractions
+                       allowed); isorun then exits 124
+  --tag-output         prefix every line a node writes with "[i] " (its node id)
+  -h, --help           print this text and exit
+
+environment of each node:
+  ISO_RANK         the node id, 0 to N-1 (shm only)
+  ISO_SIZE         N, the number of nodes
+  ISO_TRANSPORT    shm or inproc
+  ISO_JOB_ID       32 random hex characters, the same for every node of the job
+  ISO_SHM_FD       an inherited descriptor of the job's shared memory segment, already
+                   unlinked; node 0 sizes it (shm only)
+  ISO_JOB_SECRET   a per-job secret the nodes prove membership with; isorun never prints it
+
+If a node exits with a non-zero status or is killed, isorun names it, stops the other nodes
+(SIGTERM, then SIGKILL 500 ms later) and exits with that status, or 128 + the signal
+number. SIGINT, SIGTERM or SIGHUP to isorun stops the job the same way (exit 130 for SIGINT,
+128 + the signal number otherwise). isorun exits 1 when it cannot start the job at all.
+)";
+}
+
+}  // namespace iso::isorun
