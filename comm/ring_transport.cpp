@@ -123,10 +123,10 @@ bool ring_transport::anything_pending() const {
                      [](const inbound& in) { return in.ring.has_pending(); });
 }
 
-void ring_transport::wait(absl::Duration timeout) {
+void ring_transport::wait(absl::Duration timeout, absl::FunctionRef<bool()> also_ready) {
   doorbell& bell = *doorbells_[self()];
   const std::uint32_t ticket = bell.prepare_sleep();
-  if (!anything_pending()) bell.sleep(ticket, timeout);
+  if (!anything_pending() && !also_ready()) bell.sleep(ticket, timeout);
   bell.finish_sleep();
 }
 

@@ -34,7 +34,8 @@ class ring_transport final : public transport {
   using transport::send;
   [[nodiscard]] absl::Status poll(packet_upcall upcall, std::size_t& handled,
                                   std::size_t budget) override;
-  void wait(absl::Duration timeout) override;
+  void wait(absl::Duration timeout, absl::FunctionRef<bool()> also_ready) override;
+  using transport::wait;
   void wake() override;
   [[nodiscard]] transport_counters counters() const override { return counters_; }
 

@@ -122,8 +122,13 @@ class transport {
                                           std::size_t budget = std::numeric_limits<std::size_t>::max()) = 0;
 
   // Blocks until a packet may be waiting for this node, wake() is called, or `timeout`
-  // passes. Returns at once if something is already waiting. Spurious returns are allowed.
-  virtual void wait(absl::Duration timeout) = 0;
+  // passes. Returns at once if something is already waiting, or if `also_ready` (checked
+  // after the sleep is announced, so a wake() racing with it is never lost) says so.
+  // Spurious returns are allowed.
+  virtual void wait(absl::Duration timeout, absl::FunctionRef<bool()> also_ready) = 0;
+  void wait(absl::Duration timeout) {
+    wait(timeout, [] { return false; });
+  }
 
   // Makes a concurrent or later wait() of this node return. Any thread.
   virtual void wake() = 0;

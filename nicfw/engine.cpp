@@ -1,0 +1,290 @@
+#include "nicfw/engine.hpp"
+
+#include <algorithm>
+
+#include "absl/strings/str_format.h"
+#include "base/check.hpp"
+#include "base/log.hpp"
+#include "nicfw/placement.hpp"
+
+namespace iso::nicfw {
+
+engine::engine(comm::node_id self, std::shared_ptr<const topology> topo,
+               std::unique_ptr<comm::transport> transport, const engine_options& options)
+    : self_(self),
+      topo_(std::move(topo)),
+      transport_(std::move(transport)),
+      options_(options),
+      inline_(!choose_thread_mode(options.where, options.local_nodes)),
+      channel_(options.host_queue_bytes),
+      out_(*transport_),
+      siu_(self, *topo_, out_) {
+  ISO_CHECK(transport_->self() == self && transport_->size() == topo_->nodes())
+      << "transport for node " << transport_->self() << " of " << transport_->size()
+      << " does not fit node " << self << " of a topology of " << topo_->nodes();
+  for (std::uint32_t s : topo_->tms_hosted_by(self)) {
+    tms_.push_back(std::make_unique<token_manager>(s, *topo_, out_));
+  }
+}
+
+engine::~engine() {
+  stop_.store(true);
+  if (thread_.joinable()) {
+    transport_->wake();
+    thread_.join();
+  }
+}
+
+void engine::start() {
+  if (inline_ || thread_.joinable()) return;
+  thread_ = std::thread([this] { thread_main(); });
+}
+
+void engine::thread_main() {
+  base::set_log_node(static_cast<int>(self_));
+  pin_nic_thread(options_.local_nodes, options_.local_index);
+  absl::Time idle_since = absl::Now();
+  while (!stop_.load(std::memory_order_relaxed)) {
+    bool did_work = false;
+    if (absl::Status s = poll_once(did_work); !s.ok()) {
+      fail(s);
+      return;
+    }
+    if (did_work) {
+      idle_since = absl::InfiniteFuture();
+      continue;
+    }
+    const absl::Time now = absl::Now();
+    if (idle_since == absl::InfiniteFuture()) idle_since = now;
+    if (now - idle_since < options_.spin) continue;
+    transport_->wait(absl::Milliseconds(100), [this] {
+      return channel_.nic_has_submissions() || stop_.load(std::memory_order_relaxed);
+    });
+    idle_since = absl::Now();
+  }
+}
+
+absl::Status engine::poll(bool& did_work) {
+  ISO_DCHECK(inline_) << "poll() is for inline mode";
+  if (failed_.load(std::memory_order_acquire)) return failure();
+  if (absl::Status s = poll_once(did_work); !s.ok()) {
+    fail(s);
+    return s;
+  }
+  return absl::OkStatus();
+}
+
+void engine::wait(absl::Duration timeout) {
+  transport_->wait(timeout, [this] { return channel_.nic_has_submissions(); });
+}
+
+void engine::wake() {
+  if (!inline_) transport_->wake();
+}
+
+absl::Status engine::failure() const {
+  absl::MutexLock lock(&failure_mu_);
+  return failure_;
+}
+
+nic_time engine::time() const {
+  return {pulse_.load(std::memory_order_relaxed), closed_.load(std::memory_order_relaxed)};
+}
+
+void engine::fail(const absl::Status& status) {
+  absl::MutexLock lock(&failure_mu_);
+  if (!failure_.ok()) return;
+  failure_ = status;
+  failed_.store(true, std::memory_order_release);
+  ISO_LOG(nicfw, error, "nic of node %u stopped: %s", self_, std::string(status.message()));
+  channel_.nic_ring_host();
+}
+
+absl::Status engine::poll_once(bool& did_work) {
+  std::size_t flushed = 0;
+  if (absl::Status s = out_.flush(flushed); !s.ok()) return s;
+  did_work |= flushed != 0;
+  if (!flush_deliveries()) did_work = true;
+
+  if (absl::Status s = take_submissions(did_work); !s.ok()) return s;
+
+  absl::Status packet_status;
+  std::size_t handled = 0;
+  absl::Status polled = transport_->poll(
+      [&](comm::received_packet& p) {
+        if (packet_status.ok()) packet_status = handle_packet(p);
+      },
+      handled, 256);
+  if (!polled.ok()) return polled;
+  if (!packet_status.ok()) return packet_status;
+  did_work |= handled != 0;
+
+  if (absl::Status s = siu_.advance(did_work); !s.ok()) return s;
+  for (auto& tm : tms_) {
+    if (absl::Status s = tm->advance(did_work); !s.ok()) return s;
+  }
+  release_closed_pulses();
+  (void)flush_deliveries();  // what does not fit waits for the next poll
+  if (delivered_since_ring_) {
+    delivered_since_ring_ = false;
+    did_work = true;
+    channel_.nic_ring_host();
+  }
+  pulse_.store(siu_.pulse(), std::memory_order_relaxed);
+  closed_.store(siu_.closed(), std::memory_order_relaxed);
+  return absl::OkStatus();
+}
+
+absl::Status engine::take_submissions(bool& did_work) {
+  // A backlog means the network pushes back: stop taking work, which bounds memory to what
+  // the queues hold, and lets the host feel the back-pressure.
+  submission& sub = scratch_submission_;
+  while (!out_.has_backlog() && channel_.nic_peek_submission(sub)) {
+    did_work = true;
+    if (sub.kind == submission::kind_t::direct) {
+      const packet_header header{.type = packet_type::direct};
+      const comm::byte_span pieces[2] = {std::as_bytes(std::span(&header, 1)),
+                                         sub.parts[0].operations};
+      if (absl::Status s = out_.send(sub.parts[0].destination, pieces); !s.ok()) return s;
+    } else {
+      const std::uint64_t stamp = siu_.stamp(sub.delta);
+      for (const isochron_part& part : sub.parts) {
+        ISO_CHECK(part.destination < topo_->nodes() && part.destination != self_)
+            << "isochron part for node " << part.destination;
+        const packet_header header{.type = packet_type::iso_data, .a = sub.sequence,
+                                   .stamp = stamp};
+        const comm::byte_span pieces[2] = {std::as_bytes(std::span(&header, 1)),
+                                           part.operations};
+        if (absl::Status s = out_.send(part.destination, pieces); !s.ok()) return s;
+        siu_.count_sent(part.destination);
+      }
+      deliver({.kind = delivery_kind::marker, .sequence = sub.sequence, .stamp = stamp});
+      ++delivered_per_pulse_[stamp];
+    }
+    channel_.nic_finish_submission(sub);
+  }
+  return absl::OkStatus();
+}
+
+token_manager* engine::tm_for(std::uint16_t to_switch) {
+  for (auto& tm : tms_) {
+    if (tm->switch_index() == to_switch) return tm.get();
+  }
+  return nullptr;
+}
+
+absl::Status engine::handle_packet(comm::received_packet& packet) {
+  const comm::byte_span bytes = packet.bytes();
+  const comm::node_id source = packet.source();
+  packet_header header;
+  if (!read_at(bytes, 0, header)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("packet of %u bytes from node %u is shorter than a header", bytes.size(),
+                        source));
+  }
+  const comm::byte_span body = bytes.subspan(sizeof(header));
+  switch (header.type) {
+    case packet_type::iso_data: {
+      if (source == self_) {
+        return absl::InvalidArgumentError("isotach packet from this node to itself");
+      }
+      if (absl::Status s = siu_.on_iso_data(source, header.stamp); !s.ok()) return s;
+      deliver({.kind = delivery_kind::iso_data, .source = source, .stamp = header.stamp,
+               .payload = body});
+      ++delivered_per_pulse_[header.stamp];
+      return absl::OkStatus();
+    }
+    case packet_type::direct:
+      deliver({.kind = delivery_kind::direct, .source = source, .payload = body});
+      return absl::OkStatus();
+    case packet_type::siu_token:
+    case packet_type::tm_token:
+    case packet_type::link_token:
+      return handle_token(header, source, body);
+    case packet_type::demand: {
+      if (header.to_switch == kToSiu) {
+        siu_.on_demand(header.stamp);
+        return absl::OkStatus();
+      }
+      token_manager* tm = tm_for(header.to_switch);
+      if (tm == nullptr) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "demand from node %u for switch %u, whose TM is not on node %u", source,
+            header.to_switch, self_));
+      }
+      return header.a == kNoSwitch ? tm->on_siu_demand(source, header.stamp)
+                                   : tm->on_link_demand(header.a, header.stamp);
+    }
+  }
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "packet of unknown type %u from node %u", static_cast<unsigned>(header.type), source));
+}
+
+absl::Status engine::handle_token(const packet_header& header, comm::node_id source,
+                                  comm::byte_span body) {
+  token_body tb;
+  if (!read_at(body, 0, tb) ||
+      body.size() != sizeof(tb) + std::size_t{tb.entries} * sizeof(count_entry)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "token from node %u has a malformed body of %u bytes", source, body.size()));
+  }
+  std::vector<count_entry> counts(tb.entries);
+  if (tb.entries != 0) {
+    std::memcpy(counts.data(), body.data() + sizeof(tb), counts.size() * sizeof(count_entry));
+  }
+  if (header.type == packet_type::tm_token) {
+    const std::uint32_t my_switch = topo_->switch_of(self_);
+    if (header.a != my_switch || source != topo_->switches()[my_switch].tm_host) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "TM token from node %u for switch %u; this node's TM is switch %u on node %u", source,
+          header.a, my_switch, topo_->switches()[my_switch].tm_host));
+    }
+    for (const count_entry& e : counts) {
+      if (e.destination != self_ || e.source >= topo_->nodes()) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "TM token from node %u counts pair %u->%u at node %u", source, e.source,
+            e.destination, self_));
+      }
+    }
+    siu_.on_tm_token(header.stamp, tb.want, counts);
+    return absl::OkStatus();
+  }
+  token_manager* tm = tm_for(header.to_switch);
+  if (tm == nullptr) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "token from node %u for switch %u, whose TM is not on node %u", source, header.to_switch,
+        self_));
+  }
+  if (header.type == packet_type::siu_token) {
+    return tm->on_siu_token(source, header.stamp, tb.want, counts);
+  }
+  return tm->on_link_token(header.a, header.stamp, tb.want, counts);
+}
+
+void engine::deliver(const delivery& d) {
+  delivered_since_ring_ = true;
+  if (overflow_.empty() && channel_.nic_deliver(d)) return;
+  pending_delivery p{d, {d.payload.begin(), d.payload.end()}};
+  overflow_.push_back(std::move(p));
+  overflow_.back().item.payload = overflow_.back().payload;
+}
+
+bool engine::flush_deliveries() {
+  while (!overflow_.empty()) {
+    if (!channel_.nic_deliver(overflow_.front().item)) return false;
+    overflow_.pop_front();
+    delivered_since_ring_ = true;
+  }
+  return true;
+}
+
+void engine::release_closed_pulses() {
+  const std::uint64_t closed = siu_.closed();
+  while (!delivered_per_pulse_.empty() && delivered_per_pulse_.begin()->first <= closed) {
+    const auto [pulse, count] = *delivered_per_pulse_.begin();
+    deliver({.kind = delivery_kind::eop, .count = count, .stamp = pulse});
+    delivered_per_pulse_.erase(delivered_per_pulse_.begin());
+  }
+}
+
+}  // namespace iso::nicfw

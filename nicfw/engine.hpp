@@ -1,0 +1,126 @@
+// The emulated NIC of one node: an SIU, the token managers this node hosts, the host
+// channel, and the node's transport port. It does what the Myrinet control program and the
+// isotach SIU/TM hardware did: stamps isochrons, returns isochron markers, forwards tokens,
+// and releases each pulse to the host with an end-of-pulse marker once nothing more can
+// arrive for it.
+//
+// Placement: on its own thread (pinned away from the application when the machine has
+// cores to spare) or inline, run by the host's poll loop; `automatic` picks by core count.
+// The engine code is the same either way. Idle, the thread spins for `spin` and then
+// sleeps on the transport's doorbell, which packets and host submissions ring.
+//
+//   engine nic(self, topo, std::move(transport), {});
+//   nic.start();                       // thread mode: starts the thread
+//   nic.channel().host_submit_isochron(...);  nic.wake();
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "comm/transport.hpp"
+#include "nicfw/host_channel.hpp"
+#include "nicfw/outbound.hpp"
+#include "nicfw/siu.hpp"
+#include "nicfw/token_manager.hpp"
+#include "nicfw/topology.hpp"
+
+namespace iso::nicfw {
+
+enum class placement { automatic, thread, inline_poll };
+
+struct engine_options {
+  placement where = placement::automatic;
+  // How many nodes of the job share this machine (for the automatic choice and pinning).
+  std::uint32_t local_nodes = 1;
+  // This node's index among them (0..local_nodes-1), for pinning.
+  std::uint32_t local_index = 0;
+  std::size_t host_queue_bytes = std::size_t{1} << 22;
+  absl::Duration spin = absl::Microseconds(50);
+};
+
+// A snapshot of the NIC's logical time, readable from any thread.
+struct nic_time {
+  std::uint64_t pulse = 0;   // last token this node's SIU sent
+  std::uint64_t closed = 0;  // every pulse up to this one is complete here
+};
+
+class engine {
+ public:
+  engine(comm::node_id self, std::shared_ptr<const topology> topo,
+         std::unique_ptr<comm::transport> transport, const engine_options& options);
+  engine(const engine&) = delete;
+  engine& operator=(const engine&) = delete;
+  ~engine();
+
+  [[nodiscard]] host_channel& channel() { return channel_; }
+  [[nodiscard]] bool runs_inline() const { return inline_; }
+  [[nodiscard]] const topology& topo() const { return *topo_; }
+  [[nodiscard]] comm::node_id self() const { return self_; }
+
+  // Thread mode: starts the NIC thread. Inline mode: nothing (the host calls poll()).
+  void start();
+
+  // Inline mode: one round of NIC work from the host's thread. Sets did_work when anything
+  // happened. Returns the NIC's failure, if it has failed.
+  [[nodiscard]] absl::Status poll(bool& did_work);
+
+  // Inline mode: sleeps until a packet arrives or `timeout` passes.
+  void wait(absl::Duration timeout);
+
+  // Host -> NIC: there are new submissions (wakes a sleeping NIC thread). Cheap when awake.
+  void wake();
+
+  // The first fatal error the NIC met (OK while healthy). Any thread.
+  [[nodiscard]] absl::Status failure() const;
+  [[nodiscard]] nic_time time() const;
+
+ private:
+  struct pending_delivery {
+    delivery item;
+    std::vector<std::byte> payload;
+  };
+
+  [[nodiscard]] absl::Status poll_once(bool& did_work);
+  [[nodiscard]] absl::Status take_submissions(bool& did_work);
+  [[nodiscard]] absl::Status handle_packet(comm::received_packet& packet);
+  [[nodiscard]] absl::Status handle_token(const packet_header& header, comm::node_id source,
+                                          comm::byte_span bytes);
+  [[nodiscard]] token_manager* tm_for(std::uint16_t to_switch);
+  void deliver(const delivery& d);
+  [[nodiscard]] bool flush_deliveries();
+  void release_closed_pulses();
+  void fail(const absl::Status& status);
+  void thread_main();
+
+  comm::node_id self_;
+  std::shared_ptr<const topology> topo_;
+  std::unique_ptr<comm::transport> transport_;
+  engine_options options_;
+  bool inline_;
+  host_channel channel_;
+  outbound out_;
+  siu siu_;
+  std::vector<std::unique_ptr<token_manager>> tms_;
+  std::map<std::uint64_t, std::uint32_t> delivered_per_pulse_;  // items awaiting their EOP
+  std::deque<pending_delivery> overflow_;  // deliveries the host queue had no room for
+  bool delivered_since_ring_ = false;
+  submission scratch_submission_;
+
+  std::atomic<bool> stop_{false};
+  std::atomic<std::uint64_t> pulse_{0};
+  std::atomic<std::uint64_t> closed_{0};
+  mutable absl::Mutex failure_mu_;
+  absl::Status failure_ ABSL_GUARDED_BY(failure_mu_);
+  std::atomic<bool> failed_{false};
+  std::thread thread_;
+};
+
+}  // namespace iso::nicfw

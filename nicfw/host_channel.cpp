@@ -1,0 +1,170 @@
+#include "nicfw/host_channel.hpp"
+
+#include <cstring>
+
+#include "base/check.hpp"
+
+namespace iso::nicfw {
+namespace {
+
+struct submit_header {
+  std::uint8_t kind;
+  std::uint8_t reserved0 = 0;
+  std::uint16_t reserved1 = 0;
+  std::uint32_t sequence_or_destination;
+  std::uint32_t delta;
+  std::uint32_t parts;
+};
+static_assert(sizeof(submit_header) == 16);
+
+struct part_header {
+  std::uint32_t destination;
+  std::uint32_t bytes;
+};
+static_assert(sizeof(part_header) == 8);
+
+struct delivery_header {
+  std::uint8_t kind;
+  std::uint8_t reserved0 = 0;
+  std::uint16_t reserved1 = 0;
+  std::uint32_t source_or_sequence;
+  std::uint64_t stamp;
+  std::uint32_t count;
+  std::uint32_t reserved2 = 0;
+};
+static_assert(sizeof(delivery_header) == 24);
+
+constexpr std::byte kZeros[8] = {};
+
+constexpr std::size_t pad8(std::size_t n) { return (8 - (n & 7)) & 7; }
+
+}  // namespace
+
+host_channel::host_channel(std::size_t queue_bytes)
+    : queue_bytes_(queue_bytes),
+      to_nic_memory_(new std::uint64_t[comm::byte_ring_footprint(queue_bytes) / 8]()),
+      to_host_memory_(new std::uint64_t[comm::byte_ring_footprint(queue_bytes) / 8]()),
+      to_nic_producer_(reinterpret_cast<std::byte*>(to_nic_memory_.get()), queue_bytes),
+      to_nic_consumer_(reinterpret_cast<std::byte*>(to_nic_memory_.get()), queue_bytes),
+      to_host_producer_(reinterpret_cast<std::byte*>(to_host_memory_.get()), queue_bytes),
+      to_host_consumer_(reinterpret_cast<std::byte*>(to_host_memory_.get()), queue_bytes) {}
+
+std::size_t host_channel::max_record() const { return comm::byte_ring_max_payload(queue_bytes_); }
+
+bool host_channel::host_submit_isochron(std::uint32_t sequence, std::uint32_t delta,
+                                        std::span<const isochron_part> parts) {
+  const submit_header header{.kind = 1,
+                             .sequence_or_destination = sequence,
+                             .delta = delta,
+                             .parts = static_cast<std::uint32_t>(parts.size())};
+  scratch_headers_.resize(parts.size() * sizeof(part_header));
+  scratch_pieces_.clear();
+  scratch_pieces_.push_back(std::as_bytes(std::span(&header, 1)));
+  std::size_t total = sizeof(header);
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    const part_header ph{parts[i].destination, static_cast<std::uint32_t>(parts[i].operations.size())};
+    std::byte* slot = scratch_headers_.data() + i * sizeof(part_header);
+    std::memcpy(slot, &ph, sizeof(ph));
+    scratch_pieces_.push_back({slot, sizeof(ph)});
+    scratch_pieces_.push_back(parts[i].operations);
+    const std::size_t pad = pad8(parts[i].operations.size());
+    scratch_pieces_.push_back({kZeros, pad});
+    total += sizeof(ph) + parts[i].operations.size() + pad;
+  }
+  ISO_CHECK(total <= max_record()) << "isochron of " << total << " bytes exceeds the send queue";
+  return to_nic_producer_.try_push(scratch_pieces_, total);
+}
+
+bool host_channel::host_send_direct(node_id destination, std::span<const byte_span> pieces) {
+  const submit_header header{.kind = 2, .sequence_or_destination = destination, .delta = 0,
+                             .parts = 0};
+  scratch_pieces_.clear();
+  scratch_pieces_.push_back(std::as_bytes(std::span(&header, 1)));
+  std::size_t total = sizeof(header);
+  for (const byte_span& piece : pieces) {
+    scratch_pieces_.push_back(piece);
+    total += piece.size();
+  }
+  ISO_CHECK(total <= max_record()) << "direct packet of " << total << " bytes";
+  return to_nic_producer_.try_push(scratch_pieces_, total);
+}
+
+bool host_channel::nic_peek_submission(submission& out) {
+  comm::ring_record record;
+  const auto result = to_nic_consumer_.peek(record);
+  if (result == comm::ring_consumer::peek_result::empty) return false;
+  ISO_CHECK(result == comm::ring_consumer::peek_result::record) << "corrupt host send queue";
+  submit_header header;
+  std::memcpy(&header, record.payload.data(), sizeof(header));
+  out.end = record.end;
+  out.parts.clear();
+  if (header.kind == 2) {
+    out.kind = submission::kind_t::direct;
+    out.parts.push_back({header.sequence_or_destination, record.payload.subspan(sizeof(header))});
+    return true;
+  }
+  ISO_CHECK(header.kind == 1) << "unknown submission kind " << int{header.kind};
+  out.kind = submission::kind_t::isochron;
+  out.sequence = header.sequence_or_destination;
+  out.delta = header.delta;
+  std::size_t at = sizeof(header);
+  for (std::uint32_t i = 0; i < header.parts; ++i) {
+    part_header ph;
+    std::memcpy(&ph, record.payload.data() + at, sizeof(ph));
+    at += sizeof(ph);
+    out.parts.push_back({ph.destination, record.payload.subspan(at, ph.bytes)});
+    at += ph.bytes + pad8(ph.bytes);
+  }
+  return true;
+}
+
+void host_channel::nic_finish_submission(const submission& s) {
+  to_nic_consumer_.advance({0, s.end, {}});
+  to_nic_consumer_.release_to(s.end);
+}
+
+bool host_channel::nic_deliver(const delivery& d) {
+  const delivery_header header{
+      .kind = static_cast<std::uint8_t>(d.kind),
+      .source_or_sequence = d.kind == delivery_kind::marker ? d.sequence : d.source,
+      .stamp = d.stamp,
+      .count = d.count};
+  const byte_span pieces[2] = {std::as_bytes(std::span(&header, 1)), d.payload};
+  return to_host_producer_.try_push(pieces, sizeof(header) + d.payload.size());
+}
+
+std::size_t host_channel::host_poll(const std::function<void(const delivery&)>& upcall) {
+  std::size_t handled = 0;
+  comm::ring_record record;
+  for (;;) {
+    const auto result = to_host_consumer_.peek(record);
+    if (result == comm::ring_consumer::peek_result::empty) break;
+    ISO_CHECK(result == comm::ring_consumer::peek_result::record) << "corrupt host receive queue";
+    delivery_header header;
+    std::memcpy(&header, record.payload.data(), sizeof(header));
+    delivery d{.kind = static_cast<delivery_kind>(header.kind)};
+    d.stamp = header.stamp;
+    d.count = header.count;
+    if (d.kind == delivery_kind::marker) {
+      d.sequence = header.source_or_sequence;
+    } else {
+      d.source = header.source_or_sequence;
+    }
+    d.payload = record.payload.subspan(sizeof(header));
+    to_host_consumer_.advance(record);
+    upcall(d);
+    to_host_consumer_.release_to(record.end);
+    ++handled;
+  }
+  return handled;
+}
+
+bool host_channel::host_has_deliveries() const { return to_host_consumer_.has_pending(); }
+
+void host_channel::host_wait(absl::Duration timeout) {
+  const std::uint32_t ticket = host_bell_.prepare_sleep();
+  if (!host_has_deliveries()) host_bell_.sleep(ticket, timeout);
+  host_bell_.finish_sleep();
+}
+
+}  // namespace iso::nicfw

@@ -1,0 +1,104 @@
+// The queues between a node's host runtime and its NIC: a send queue (host -> NIC) and a
+// receive queue (NIC -> host) of variable-length records, each a lock-free SPSC ring
+// (comm/byte_ring.hpp), plus a doorbell the host sleeps on. No locks and no system calls on
+// the fast path (docs/hot-path.md).
+//
+// The receive queue carries isotach data, direct packets, isochron markers and end-of-pulse
+// markers in one FIFO, so a marker for pulse R always precedes EOP(R) and EOP(R) follows
+// every packet stamped R (the isochron marker queue of the design is folded into it).
+//
+// Each method is called from one side only, as its name says: host_* by the host thread,
+// nic_* by the NIC (its own thread, or the host thread in inline mode).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "comm/byte_ring.hpp"
+#include "comm/doorbell.hpp"
+#include "comm/transport.hpp"
+
+namespace iso::nicfw {
+
+using comm::byte_span;
+using comm::node_id;
+
+// One destination's share of an isochron: the host's operations for that node.
+struct isochron_part {
+  node_id destination;
+  byte_span operations;
+};
+
+// What the NIC hands the host.
+enum class delivery_kind : std::uint8_t {
+  iso_data = 1,  // source, stamp, payload: remote operations to execute at pulse `stamp`
+  direct = 2,    // source, payload: a non-isotach packet
+  marker = 3,    // sequence, stamp: this host's isochron `sequence` executes at `stamp`
+  eop = 4,       // stamp = pulse, count = items of that pulse delivered: execute the pulse
+};
+
+struct delivery {
+  delivery_kind kind;
+  node_id source = 0;        // iso_data, direct
+  std::uint32_t sequence = 0;  // marker
+  std::uint32_t count = 0;     // eop
+  std::uint64_t stamp = 0;     // iso_data, marker, eop
+  byte_span payload{};         // iso_data, direct; valid during the upcall only
+};
+
+// A submission the NIC reads from the send queue.
+struct submission {
+  enum class kind_t : std::uint8_t { isochron = 1, direct = 2 } kind;
+  std::uint32_t sequence = 0;  // isochron
+  std::uint32_t delta = 0;     // isochron: largest logical distance among its destinations
+  std::vector<isochron_part> parts;  // views into the queue, valid until nic_finish_submission
+  std::uint64_t end = 0;             // ring position to release
+};
+
+class host_channel {
+ public:
+  // `queue_bytes`: record space of each queue (a power of two); a record may use a quarter.
+  explicit host_channel(std::size_t queue_bytes);
+  host_channel(const host_channel&) = delete;
+  host_channel& operator=(const host_channel&) = delete;
+
+  [[nodiscard]] std::size_t max_record() const;
+
+  // Host: queue an isochron with remote parts. False when the queue is full (poll, retry).
+  [[nodiscard]] bool host_submit_isochron(std::uint32_t sequence, std::uint32_t delta,
+                                          std::span<const isochron_part> parts);
+  // Host: queue a non-isotach packet for `destination`. False when the queue is full.
+  [[nodiscard]] bool host_send_direct(node_id destination, std::span<const byte_span> pieces);
+  // Host: hands every waiting delivery to `upcall`, in order; returns how many.
+  std::size_t host_poll(const std::function<void(const delivery&)>& upcall);
+  // Host: sleeps until the NIC delivers something or `timeout` passes.
+  void host_wait(absl::Duration timeout);
+  [[nodiscard]] bool host_has_deliveries() const;
+
+  // NIC: the oldest submission, without consuming it; false when there is none. DataLoss
+  // is impossible here (host memory is private to the process); a malformed record is a bug.
+  [[nodiscard]] bool nic_peek_submission(submission& out);
+  void nic_finish_submission(const submission& s);
+  // NIC: deliver to the host. False when the receive queue is full (the NIC keeps the item
+  // and retries; the host drains the queue whenever it polls).
+  [[nodiscard]] bool nic_deliver(const delivery& d);
+  // NIC: wakes a sleeping host after deliveries.
+  void nic_ring_host() { host_bell_.ring(); }
+  [[nodiscard]] bool nic_has_submissions() const { return to_nic_consumer_.has_pending(); }
+
+ private:
+  std::size_t queue_bytes_;
+  std::unique_ptr<std::uint64_t[]> to_nic_memory_;
+  std::unique_ptr<std::uint64_t[]> to_host_memory_;
+  comm::ring_producer to_nic_producer_;
+  comm::ring_consumer to_nic_consumer_;
+  comm::ring_producer to_host_producer_;
+  comm::ring_consumer to_host_consumer_;
+  comm::doorbell host_bell_;
+  std::vector<byte_span> scratch_pieces_;
+  std::vector<std::byte> scratch_headers_;
+};
+
+}  // namespace iso::nicfw

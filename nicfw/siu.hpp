@@ -1,0 +1,85 @@
+// The switch interface unit: this node's view of logical time.
+//
+// Pulses are numbered by tokens. The SIU sends tokens 1, 2, 3, ... to its switch's TM and
+// may send token q once it has received TM token q - K (K tokens in flight per loop).
+// An isochron issued while the SIU is at pulse t (the last token it sent) is stamped
+//   R = max(R_prev, t + delta)   (isotach invariant: R never decreases, DESIGN section 3)
+// where delta is the largest logical distance to its destinations. Receiving TM token q
+// means every sender's future stamps for this node are >= q, so pulses < q can close once
+// every isotach packet already sent here has arrived: TM tokens carry, per sender, the
+// cumulative number of isotach packets it had sent to this node, and the SIU closes the
+// pulses once it has received that many from each. Counting makes the order of tokens and
+// data on different paths irrelevant, so logical time need not be held while an isochron
+// is sent: a receiver simply waits for the packets its token announced.
+//
+// Time is lazy: the SIU advances only while someone needs a later pulse (`want`); an idle
+// job sends no tokens, and so costs no CPU.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "nicfw/outbound.hpp"
+#include "nicfw/wire.hpp"
+#include "nicfw/topology.hpp"
+
+namespace iso::nicfw {
+
+class siu {
+ public:
+  siu(comm::node_id self, const topology& topo, outbound& out);
+
+  // Stamps an isochron whose largest destination distance is `delta`; returns R.
+  std::uint64_t stamp(std::uint32_t delta);
+  // Records one isotach packet sent to `destination` (after stamp()).
+  void count_sent(comm::node_id destination);
+
+  // Inbound, already validated by the engine.
+  void on_tm_token(std::uint64_t token, std::uint64_t want, std::span<const count_entry> counts);
+  void on_demand(std::uint64_t want);
+  // FailedPrecondition when the packet arrives for a pulse that is already closed: the
+  // isotach invariant was broken (a bug, or a peer that does not follow the protocol).
+  [[nodiscard]] absl::Status on_iso_data(comm::node_id source, std::uint64_t stamp);
+
+  // Sends the tokens and demands that are due; returns whether it sent anything.
+  [[nodiscard]] absl::Status advance(bool& did_work);
+
+  // Every pulse <= closed() is complete here: no isotach packet for it can still arrive.
+  [[nodiscard]] std::uint64_t closed() const { return closed_; }
+  [[nodiscard]] std::uint64_t pulse() const { return pulse_; }
+  [[nodiscard]] std::uint64_t last_stamp() const { return last_stamp_; }
+
+ private:
+  [[nodiscard]] absl::Status send_token();
+  [[nodiscard]] absl::Status send_demand();
+  void close_what_arrived();
+
+  comm::node_id self_;
+  comm::node_id tm_node_;
+  std::uint16_t switch_;  // this node's switch, whose TM gets our tokens
+  std::uint64_t tokens_per_loop_;
+  outbound& out_;
+  std::uint64_t pulse_ = 0;        // last token sent
+  std::uint64_t tm_token_ = 0;     // last TM token received
+  std::uint64_t want_ = 0;         // highest token number anyone needs, as known here
+  std::uint64_t reported_want_ = 0;
+  std::uint64_t last_stamp_ = 0;
+  std::uint64_t closed_ = 0;
+  struct expectation {
+    std::uint64_t token;
+    std::vector<count_entry> counts;
+  };
+  void require(const count_entry& entry);
+  std::deque<expectation> expected_;   // TM tokens not yet applied, in order
+  bool front_applied_ = false;         // expected_.front()'s counts are in required_
+  std::vector<std::uint64_t> required_;       // per sender: packets that must have arrived
+  std::vector<std::uint64_t> received_from_;  // per sender: packets that have arrived
+  std::uint32_t unsatisfied_ = 0;             // senders with received_from_ < required_
+  std::vector<std::uint64_t> sent_;   // cumulative isotach packets sent, per destination
+  std::vector<comm::node_id> dirty_;  // destinations whose count changed since last token
+  std::vector<bool> is_dirty_;
+};
+
+}  // namespace iso::nicfw

@@ -1,0 +1,161 @@
+#include "nicfw/token_manager.hpp"
+
+#include <algorithm>
+
+#include "absl/strings/str_format.h"
+
+namespace iso::nicfw {
+
+token_manager::token_manager(std::uint32_t switch_index, const topology& topo, outbound& out)
+    : topo_(topo), switch_(switch_index), tokens_per_loop_(topo.tokens_per_loop()), out_(out) {
+  const switch_info& info = topo.switches()[switch_index];
+  for (comm::node_id node : info.nodes) {
+    siu_port_[node] = ports_.size();
+    ports_.push_back({.is_link = false, .node = node, .peer_switch = 0});
+  }
+  for (std::uint32_t neighbour : info.neighbours) {
+    link_port_[neighbour] = ports_.size();
+    ports_.push_back(
+        {.is_link = true, .node = topo.switches()[neighbour].tm_host, .peer_switch = neighbour});
+  }
+}
+
+absl::Status token_manager::on_siu_token(comm::node_id from, std::uint64_t token,
+                                         std::uint64_t want, std::span<const count_entry> counts) {
+  auto it = siu_port_.find(from);
+  if (it == siu_port_.end()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "token from node %u, which is not attached to switch %u", from, switch_));
+  }
+  for (const count_entry& e : counts) {
+    if (e.source != from || e.destination >= topo_.nodes()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "token from node %u carries a count for pair %u->%u", from, e.source, e.destination));
+    }
+  }
+  return take_token(it->second, token, want, counts, "node", from);
+}
+
+absl::Status token_manager::on_link_token(std::uint32_t from_switch, std::uint64_t token,
+                                          std::uint64_t want,
+                                          std::span<const count_entry> counts) {
+  auto it = link_port_.find(from_switch);
+  if (it == link_port_.end()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "token from switch %u, which is not adjacent to switch %u", from_switch, switch_));
+  }
+  for (const count_entry& e : counts) {
+    if (e.source >= topo_.nodes() || e.destination >= topo_.nodes()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "token from switch %u carries a count for pair %u->%u", from_switch, e.source,
+          e.destination));
+    }
+  }
+  return take_token(it->second, token, want, counts, "switch", from_switch);
+}
+
+absl::Status token_manager::take_token(std::size_t input, std::uint64_t token, std::uint64_t want,
+                                       std::span<const count_entry> counts, const char* who,
+                                       std::uint32_t id) {
+  port& p = ports_[input];
+  if (token != p.last_token + 1) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "switch %u expected token %u from %s %u, got %u", switch_, p.last_token + 1, who, id,
+        token));
+  }
+  p.last_token = token;
+  for (const count_entry& e : counts) take_count(input, e);
+  return take_want(input, want);
+}
+
+void token_manager::take_count(std::size_t input, const count_entry& entry) {
+  const std::uint64_t pair = std::uint64_t{entry.source} * topo_.nodes() + entry.destination;
+  std::uint64_t& count = counts_[pair];
+  if (entry.count <= count) return;
+  count = entry.count;
+  // Forward only towards the destination: to its SIU if it is attached here, else to the
+  // adjacent switch on the path to it.
+  const std::uint32_t target_switch = topo_.switch_of(entry.destination);
+  std::size_t output;
+  if (target_switch == switch_) {
+    output = siu_port_.at(entry.destination);
+  } else {
+    output = link_port_.at(topo_.next_switch(switch_, target_switch));
+  }
+  if (output == input) return;  // cannot happen in a tree; never echo a count back
+  port& to = ports_[output];
+  if (to.dirty_set.insert(pair).second) to.dirty.push_back(pair);
+}
+
+absl::Status token_manager::take_want(std::size_t input, std::uint64_t want) {
+  if (want <= want_) return absl::OkStatus();
+  want_ = want;
+  for (std::size_t i = 0; i < ports_.size(); ++i) {
+    if (i == input) continue;
+    const port& p = ports_[i];
+    const packet_header header{
+        .type = packet_type::demand,
+        .to_switch = p.is_link ? static_cast<std::uint16_t>(p.peer_switch) : kToSiu,
+        .a = switch_,
+        .stamp = want};
+    const comm::byte_span piece = std::as_bytes(std::span(&header, 1));
+    if (absl::Status s = out_.send(p.node, std::span(&piece, 1)); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status token_manager::on_siu_demand(comm::node_id from, std::uint64_t want) {
+  auto it = siu_port_.find(from);
+  if (it == siu_port_.end()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "demand from node %u, which is not attached to switch %u", from, switch_));
+  }
+  return take_want(it->second, want);
+}
+
+absl::Status token_manager::on_link_demand(std::uint32_t from_switch, std::uint64_t want) {
+  auto it = link_port_.find(from_switch);
+  if (it == link_port_.end()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "demand from switch %u, which is not adjacent to switch %u", from_switch, switch_));
+  }
+  return take_want(it->second, want);
+}
+
+absl::Status token_manager::send_token(port& to, std::uint64_t token) {
+  std::vector<count_entry> entries;
+  entries.reserve(to.dirty.size());
+  for (std::uint64_t pair : to.dirty) {
+    entries.push_back({.source = static_cast<std::uint32_t>(pair / topo_.nodes()),
+                       .destination = static_cast<std::uint32_t>(pair % topo_.nodes()),
+                       .count = counts_[pair]});
+  }
+  to.dirty.clear();
+  to.dirty_set.clear();
+  const packet_header header{
+      .type = to.is_link ? packet_type::link_token : packet_type::tm_token,
+      .to_switch = to.is_link ? static_cast<std::uint16_t>(to.peer_switch) : kToSiu,
+      .a = switch_,
+      .stamp = token};
+  const token_body body{.want = want_, .entries = static_cast<std::uint32_t>(entries.size())};
+  const comm::byte_span pieces[3] = {std::as_bytes(std::span(&header, 1)),
+                                     std::as_bytes(std::span(&body, 1)),
+                                     std::as_bytes(std::span(entries))};
+  return out_.send(to.node, pieces);
+}
+
+absl::Status token_manager::advance(bool& did_work) {
+  for (;;) {
+    const std::uint64_t next = pulse_ + 1;
+    for (const port& p : ports_) {
+      if (p.last_token + tokens_per_loop_ < next) return absl::OkStatus();
+    }
+    for (port& p : ports_) {
+      if (absl::Status s = send_token(p, next); !s.ok()) return s;
+    }
+    pulse_ = next;
+    did_work = true;
+  }
+}
+
+}  // namespace iso::nicfw

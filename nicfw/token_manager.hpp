@@ -1,0 +1,79 @@
+// A token manager: one per switch of the logical topology, run by the NIC of the node the
+// topology names. Its inputs and outputs are the SIUs attached to its switch and the TMs
+// of adjacent switches. It sends token q to all of them once it has received token q - K
+// from all of them (K tokens in flight per loop), so a node at h links from another knows
+// that one has passed pulse q - h*K: that is where logical distance comes from.
+//
+// Tokens also carry, per (sender, destination) pair, the cumulative number of isotach
+// packets sent; the TM forwards each count only towards its destination's switch, so every
+// SIU learns how many packets to expect from each sender before closing a pulse. The
+// switch graph is a tree, so each count reaches its destination along one path.
+//
+// Demands (someone needs token W) are flooded to every input that has not announced it,
+// so idle SIUs start advancing when, and only when, there is work.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "nicfw/outbound.hpp"
+#include "nicfw/topology.hpp"
+#include "nicfw/wire.hpp"
+
+namespace iso::nicfw {
+
+class token_manager {
+ public:
+  token_manager(std::uint32_t switch_index, const topology& topo, outbound& out);
+
+  [[nodiscard]] std::uint32_t switch_index() const { return switch_; }
+
+  // Inbound, from an SIU attached to this switch or from an adjacent TM. Errors
+  // (InvalidArgument) name the sender when it is not an input of this TM or skips a token.
+  [[nodiscard]] absl::Status on_siu_token(comm::node_id from, std::uint64_t token,
+                                          std::uint64_t want, std::span<const count_entry> counts);
+  [[nodiscard]] absl::Status on_link_token(std::uint32_t from_switch, std::uint64_t token,
+                                           std::uint64_t want,
+                                           std::span<const count_entry> counts);
+  [[nodiscard]] absl::Status on_siu_demand(comm::node_id from, std::uint64_t want);
+  [[nodiscard]] absl::Status on_link_demand(std::uint32_t from_switch, std::uint64_t want);
+
+  // Sends every token that is due; sets did_work when it sent something.
+  [[nodiscard]] absl::Status advance(bool& did_work);
+
+  [[nodiscard]] std::uint64_t pulse() const { return pulse_; }
+
+ private:
+  struct port {
+    bool is_link;
+    comm::node_id node;          // the attached SIU's node, or the adjacent TM's host
+    std::uint32_t peer_switch;   // links only
+    std::uint64_t last_token = 0;
+    std::vector<std::uint64_t> dirty{};  // pairs (source * nodes + destination)
+    absl::flat_hash_set<std::uint64_t> dirty_set{};
+  };
+
+  [[nodiscard]] absl::Status take_token(std::size_t input, std::uint64_t token,
+                                        std::uint64_t want, std::span<const count_entry> counts,
+                                        const char* who, std::uint32_t id);
+  [[nodiscard]] absl::Status take_want(std::size_t input, std::uint64_t want);
+  void take_count(std::size_t input, const count_entry& entry);
+  [[nodiscard]] absl::Status send_token(port& to, std::uint64_t token);
+
+  const topology& topo_;
+  std::uint32_t switch_;
+  std::uint64_t tokens_per_loop_;
+  outbound& out_;
+  std::vector<port> ports_;
+  absl::flat_hash_map<comm::node_id, std::size_t> siu_port_;
+  absl::flat_hash_map<std::uint32_t, std::size_t> link_port_;
+  absl::flat_hash_map<std::uint64_t, std::uint64_t> counts_;  // pair -> cumulative count
+  std::uint64_t pulse_ = 0;
+  std::uint64_t want_ = 0;
+};
+
+}  // namespace iso::nicfw

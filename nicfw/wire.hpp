@@ -1,0 +1,71 @@
+// The packets NICs exchange over comm/. Every packet starts with a 16-byte header; what
+// follows depends on the type. Receivers validate length, type and sender before acting
+// (a packet from a stranger is reported, never trusted).
+//
+//   iso_data   stamp = the isochron's logical receive time R, a = isochron sequence number,
+//              payload = the host's operations for this destination (opaque to the NIC)
+//   direct     payload = a non-isotach host packet (read responses, plain messages)
+//   siu_token  SIU -> its TM: stamp = token number, body = token_body + count entries
+//   tm_token   TM -> SIU: stamp = token number, body = token_body + count entries for
+//              packets destined to that SIU's node
+//   link_token TM -> adjacent TM: stamp = token number, a = sending switch, body as siu_token
+//   demand     stamp = the token number someone needs (lazy time); a = sending switch (from
+//              a TM) or kNoSwitch (from an SIU); to_switch = the TM addressed, or kToSiu
+// Tokens and demands for a TM name it in to_switch (a node may host several TMs).
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <span>
+
+namespace iso::nicfw {
+
+enum class packet_type : std::uint8_t {
+  iso_data = 1,
+  direct = 2,
+  siu_token = 3,
+  tm_token = 4,
+  link_token = 5,
+  demand = 6,
+};
+
+inline constexpr std::uint32_t kNoSwitch = 0xffffffff;
+
+inline constexpr std::uint16_t kToSiu = 0xffff;
+
+struct packet_header {
+  packet_type type;
+  std::uint8_t reserved = 0;
+  std::uint16_t to_switch = kToSiu;  // tokens and demands: the TM addressed, or the SIU
+  std::uint32_t a = 0;
+  std::uint64_t stamp = 0;
+};
+static_assert(sizeof(packet_header) == 16);
+
+// The fixed part of every token's body.
+struct token_body {
+  std::uint64_t want = 0;    // the highest token number the sender knows someone needs
+  std::uint32_t entries = 0; // count entries that follow
+  std::uint32_t reserved = 0;
+};
+static_assert(sizeof(token_body) == 16);
+
+// Cumulative number of isotach packets `source` has sent to `destination`. Counts are per
+// pair because a receiver must know that *each* sender's packets have arrived: a total
+// would let one fast sender's extra packets hide another's missing one.
+struct count_entry {
+  std::uint32_t source;
+  std::uint32_t destination;
+  std::uint64_t count;
+};
+static_assert(sizeof(count_entry) == 16);
+
+// Reads a trivially copyable T at `offset`; false when the bytes are too short.
+template <typename T>
+bool read_at(std::span<const std::byte> bytes, std::size_t offset, T& out) {
+  if (bytes.size() < offset + sizeof(T)) return false;
+  std::memcpy(&out, bytes.data() + offset, sizeof(T));
+  return true;
+}
+
+}  // namespace iso::nicfw
