@@ -58,6 +58,7 @@ bool ring_producer::try_push(std::span<const byte_span> pieces, std::size_t size
   const std::uint64_t record_offset = wraps ? 0 : offset;
   std::byte* out = data_ + record_offset + kHeaderBytes;
   for (const byte_span& piece : pieces) {
+    if (piece.empty()) continue;  // an empty span may carry a null pointer
     std::memcpy(out, piece.data(), piece.size());
     out += piece.size();
   }
