@@ -97,7 +97,7 @@ absl::StatusOr<std::shared_ptr<shm_segment>> shm_segment::initialise(int fd, std
   auto* h = new (*base) header{};
   h->nodes = size;
   h->secret_length = static_cast<std::uint32_t>(secret.size());
-  std::memcpy(h->secret, secret.data(), secret.size());
+  if (!secret.empty()) std::memcpy(h->secret, secret.data(), secret.size());
   h->ring_capacity = options.ring_capacity;
   h->total_bytes = bytes;
   // Published last: the others read the fields above only after seeing the magic.

@@ -23,7 +23,7 @@ absl::Status key_value_board::put(std::string_view key, std::string_view value) 
                                     static_cast<std::uint32_t>(value.size())};
   std::byte* out = area_.data() + used_;
   std::memcpy(out + kRecordHeader, key.data(), key.size());
-  std::memcpy(out + kRecordHeader + key.size(), value.data(), value.size());
+  if (!value.empty()) std::memcpy(out + kRecordHeader + key.size(), value.data(), value.size());
   const std::uint32_t end = 0;
   std::memcpy(out + kRecordHeader + key.size() + value.size(), &end, sizeof(end));
   std::memcpy(out, lengths, sizeof(lengths));  // last: the record exists once its length does
