@@ -6,7 +6,7 @@ set(ISO_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/iso)
 
 # The layer libraries are static; a static library's private dependencies still reach the
 # final link, so all of them are exported (consumers see only iso::iso).
-install(TARGETS iso iso_runtime iso_nicfw_topology iso_comm iso_base
+install(TARGETS iso iso_runtime iso_nicfw iso_nicfw_topology iso_comm iso_base
         EXPORT iso-targets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})

@@ -211,6 +211,26 @@ absl::Status shm_segment::barrier(absl::Duration timeout) {
   return absl::OkStatus();
 }
 
+std::uint32_t shm_segment::barrier_arrive() {
+  header& h = head();
+  const std::uint32_t generation = h.barrier_generation.load(std::memory_order_acquire);
+  if (h.barrier_arrived.fetch_add(1, std::memory_order_acq_rel) + 1 == layout_.nodes) {
+    h.barrier_arrived.store(0, std::memory_order_relaxed);
+    h.barrier_generation.fetch_add(1, std::memory_order_release);
+    futex_wake_all(&h.barrier_generation);
+  }
+  return generation;
+}
+
+absl::StatusOr<bool> shm_segment::barrier_passed(std::uint32_t ticket) const {
+  const header& h = head();
+  if (h.barrier_generation.load(std::memory_order_acquire) != ticket) return true;
+  if (const std::uint32_t failed = h.failed.load(std::memory_order_acquire); failed != 0) {
+    return absl::AbortedError(absl::StrFormat("node %u failed; the job is stopping", failed - 1));
+  }
+  return false;
+}
+
 std::span<std::byte> shm_segment::board(std::uint32_t node) {
   return {base_ + boards_offset() + std::size_t{node} * kBoardBytes, kBoardBytes};
 }

@@ -63,6 +63,12 @@ class shm_segment {
   // was marked failed.
   [[nodiscard]] absl::Status barrier(absl::Duration timeout);
 
+  // The same barrier in two steps, for callers that must keep working while they wait:
+  // arrive() returns a ticket; passed(ticket) says whether every node has arrived since
+  // (Aborted when the job was marked failed). Never blocks.
+  [[nodiscard]] std::uint32_t barrier_arrive();
+  [[nodiscard]] absl::StatusOr<bool> barrier_passed(std::uint32_t ticket) const;
+
   // The key-value board of `node`: written by its owner before a barrier, read by anyone
   // after it.
   [[nodiscard]] std::span<std::byte> board(std::uint32_t node);

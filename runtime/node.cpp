@@ -1,7 +1,6 @@
 #include "runtime/node_state.hpp"
 
-#include <thread>
-
+#include "absl/strings/str_format.h"
 #include "absl/time/time.h"
 #include "base/check.hpp"
 #include "iso/error.hpp"
@@ -9,7 +8,7 @@
 namespace iso {
 
 struct message::holder {
-  comm::held_packet packet;
+  std::vector<std::byte> bytes;
 };
 
 message::message() = default;
@@ -25,55 +24,80 @@ void throw_status(const absl::Status& status) {
 }
 
 node_state::node_state(std::unique_ptr<runtime::bootstrap> boot,
-                       std::unique_ptr<comm::transport> transport, const iso::options& opts)
-    : boot_(std::move(boot)), transport_(std::move(transport)), options_(opts) {}
+                       std::unique_ptr<nicfw::engine> nic, const iso::options& opts)
+    : boot_(std::move(boot)),
+      nic_(std::move(nic)),
+      options_(opts),
+      smm_(boot_->rank(), *nic_,
+           runtime::smm_options{.page_variables = opts.page_variables, .trace = opts.trace}) {
+  smm_.set_plain_receiver([this](node_id source, std::span<const std::byte> bytes) {
+    inbox_.emplace_back(source, std::vector<std::byte>(bytes.begin(), bytes.end()));
+  });
+  nic_->start();
+}
+
+node_state::~node_state() = default;
 
 std::unique_ptr<node> node_state::make_node(std::unique_ptr<node_state> state) {
   return std::unique_ptr<node>(new node(std::move(state)));
 }
 
-absl::Status node_state::barrier() {
-  return boot_->barrier(absl::FromChrono(options_.barrier_timeout));
-}
+std::size_t node_state::max_message_size() const { return nic_->channel().max_record() - 64; }
 
-absl::Status node_state::poll_into_inbox() {
-  std::size_t handled = 0;
-  return transport_->poll(
-      [this](comm::received_packet& packet) { inbox_.push_back(packet.hold()); }, handled);
+absl::Status node_state::barrier() {
+  const std::uint64_t ticket = boot_->barrier_arrive();
+  const absl::Time deadline = absl::Now() + absl::FromChrono(options_.barrier_timeout);
+  absl::Status outcome;
+  absl::Status waited = smm_.wait_for([&] {
+    absl::StatusOr<bool> passed = boot_->barrier_passed(ticket);
+    if (!passed.ok()) {
+      outcome = passed.status();
+      return true;
+    }
+    if (*passed) return true;
+    if (absl::Now() >= deadline) {
+      outcome = absl::DeadlineExceededError(absl::StrFormat(
+          "barrier: not every node arrived within %s",
+          absl::FormatDuration(absl::FromChrono(options_.barrier_timeout))));
+      return true;
+    }
+    return false;
+  });
+  return waited.ok() ? outcome : waited;
 }
 
 absl::Status node_state::send(node_id to, std::span<const std::byte> bytes) {
-  for (;;) {
-    absl::Status sent = transport_->send(to, bytes);
-    if (!absl::IsUnavailable(sent)) return sent;
-    // Keep draining our own inbound while the receiver catches up, so that two nodes
-    // flooding each other cannot deadlock.
-    if (absl::Status polled = poll_into_inbox(); !polled.ok()) return polled;
-    std::this_thread::yield();
-  }
+  return smm_.send_plain(to, bytes);
 }
 
 absl::StatusOr<message> node_state::receive() {
-  // Spin briefly (a message often follows within a microsecond), then spin yielding (more
-  // nodes than cores: let the one holding the work run), then sleep on the doorbell so that
-  // an idle node does not burn a core.
-  constexpr int kTightPolls = 256;
-  constexpr int kYieldingPolls = 256;
-  for (int polls = 0; inbox_.empty(); ++polls) {
-    if (absl::Status polled = poll_into_inbox(); !polled.ok()) return polled;
-    if (!inbox_.empty()) break;
-    if (polls >= kTightPolls + kYieldingPolls) {
-      transport_->wait(absl::Milliseconds(100));
-    } else if (polls >= kTightPolls) {
-      std::this_thread::yield();
-    }
-  }
+  if (absl::Status s = smm_.wait_for([this] { return !inbox_.empty(); }); !s.ok()) return s;
   message out;
-  out.holder_ = std::make_unique<message::holder>(message::holder{std::move(inbox_.front())});
+  out.source_ = inbox_.front().first;
+  out.holder_ = std::make_unique<message::holder>(message::holder{std::move(inbox_.front().second)});
   inbox_.pop_front();
-  out.source_ = out.holder_->packet.source();
-  out.bytes_ = out.holder_->packet.bytes();
+  out.bytes_ = out.holder_->bytes;
   return out;
+}
+
+bool read_ready(node& n, read_ticket t) {
+  runtime::shared_memory_manager& smm = node_state::of(n).smm();
+  const runtime::read_slots::ticket ticket{t.slot, t.generation};
+  if (smm.ready(ticket)) return true;
+  bool did = false;
+  throw_if_error(smm.progress(did));
+  return smm.ready(ticket);
+}
+
+std::span<const std::uint64_t> read_wait(node& n, read_ticket t) {
+  runtime::shared_memory_manager& smm = node_state::of(n).smm();
+  const runtime::read_slots::ticket ticket{t.slot, t.generation};
+  throw_if_error(smm.wait_for([&] { return smm.ready(ticket); }));
+  return smm.values(ticket);
+}
+
+void read_release(node& n, read_ticket t) noexcept {
+  node_state::of(n).smm().close({t.slot, t.generation});
 }
 
 }  // namespace detail
@@ -86,18 +110,39 @@ std::uint32_t node::count() const { return state_->count(); }
 const options& node::options() const { return state_->options(); }
 std::size_t node::max_message_size() const { return state_->max_message_size(); }
 
-void node::barrier() {
-  if (absl::Status s = state_->barrier(); !s.ok()) detail::throw_status(s);
-}
+void node::barrier() { detail::throw_if_error(state_->barrier()); }
 
 void node::send(node_id to, std::span<const std::byte> bytes) {
-  if (absl::Status s = state_->send(to, bytes); !s.ok()) detail::throw_status(s);
+  detail::throw_if_error(state_->send(to, bytes));
 }
 
 message node::receive() {
   absl::StatusOr<message> m = state_->receive();
   if (!m.ok()) detail::throw_status(m.status());
   return *std::move(m);
+}
+
+void node::poll() {
+  bool did = false;
+  detail::throw_if_error(state_->smm().progress(did));
+}
+
+void node::quiesce() { detail::throw_if_error(state_->smm().drain()); }
+
+const std::vector<trace_event>& node::trace() const { return state_->smm().trace(); }
+
+void node::set_handler(handler_id id,
+                       std::function<void(node_id source, std::span<const std::byte>)> fn) {
+  state_->smm().set_handler(id, std::move(fn));
+}
+
+address node::allocate_raw(std::size_t count, std::size_t width, const placement& where) {
+  const std::uint32_t nodes = this->count();
+  absl::StatusOr<std::uint64_t> first = state_->smm().allocate(
+      count, static_cast<std::uint8_t>(width),
+      [&](std::uint64_t page) { return where.copyset(page, nodes); });
+  if (!first.ok()) detail::throw_status(first.status());
+  return *first;
 }
 
 }  // namespace iso

@@ -1,46 +1,53 @@
-// What an iso::node is made of on the inside: its bootstrap, its transport and the
-// messages it has received but not yet handed to the application.
+// What an iso::node is made of on the inside: its bootstrap, its emulated NIC, its shared
+// memory manager, and the plain messages it has received but not yet handed out.
 #pragma once
 
 #include <deque>
 #include <memory>
+#include <vector>
 
 #include "absl/status/status.h"
-#include "comm/transport.hpp"
 #include "iso/node.hpp"
+#include "nicfw/engine.hpp"
 #include "runtime/bootstrap/bootstrap.hpp"
+#include "runtime/smm/shared_memory_manager.hpp"
 
 namespace iso::detail {
 
 class node_state {
  public:
-  node_state(std::unique_ptr<runtime::bootstrap> boot, std::unique_ptr<comm::transport> transport,
+  node_state(std::unique_ptr<runtime::bootstrap> boot, std::unique_ptr<nicfw::engine> nic,
              const iso::options& opts);
+  ~node_state();
 
   // Builds the public object around a state (node's constructor is private).
   static std::unique_ptr<node> make_node(std::unique_ptr<node_state> state);
+  static node_state& of(node& n) { return *n.state_; }
 
   [[nodiscard]] node_id id() const { return boot_->rank(); }
   [[nodiscard]] std::uint32_t count() const { return boot_->size(); }
   [[nodiscard]] const iso::options& options() const { return options_; }
-  [[nodiscard]] std::size_t max_message_size() const { return transport_->max_packet_size(); }
+  [[nodiscard]] std::size_t max_message_size() const;
   [[nodiscard]] runtime::bootstrap& boot() { return *boot_; }
+  [[nodiscard]] runtime::shared_memory_manager& smm() { return smm_; }
 
+  // A barrier that keeps this node serving others while it waits.
   [[nodiscard]] absl::Status barrier();
   [[nodiscard]] absl::Status send(node_id to, std::span<const std::byte> bytes);
   [[nodiscard]] absl::StatusOr<message> receive();
 
  private:
-  // Moves arriving packets to inbox_ without copying them.
-  [[nodiscard]] absl::Status poll_into_inbox();
-
   std::unique_ptr<runtime::bootstrap> boot_;
-  std::unique_ptr<comm::transport> transport_;
+  std::unique_ptr<nicfw::engine> nic_;
   iso::options options_;
-  std::deque<comm::held_packet> inbox_;
+  runtime::shared_memory_manager smm_;
+  std::deque<std::pair<node_id, std::vector<std::byte>>> inbox_;
 };
 
 // Throws iso::error carrying `status` (which must not be OK).
 [[noreturn]] void throw_status(const absl::Status& status);
+inline void throw_if_error(const absl::Status& status) {
+  if (!status.ok()) throw_status(status);
+}
 
 }  // namespace iso::detail

@@ -4,7 +4,10 @@
 #pragma once
 
 #include "iso/error.hpp"
+#include "iso/isochron.hpp"
 #include "iso/node.hpp"
 #include "iso/options.hpp"
 #include "iso/run.hpp"
+#include "iso/shared.hpp"
+#include "iso/trace.hpp"
 #include "iso/version.hpp"

@@ -17,10 +17,15 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
+#include <vector>
 
+#include "iso/isochron.hpp"
 #include "iso/options.hpp"
+#include "iso/shared.hpp"
+#include "iso/trace.hpp"
 
 namespace iso {
 
@@ -83,8 +88,39 @@ class node {
   // The settings this node runs with.
   [[nodiscard]] const iso::options& options() const;
 
+  // Allocates `count` shared variables of type T, placed by `where`. Collective: every
+  // node makes the same allocations in the same order (SPMD programs do so naturally) and
+  // gets the same addresses. Throws invalid_argument for a placement naming a bad node.
+  template <shared_scalar T>
+  shared_array<T> allocate(std::size_t count, const placement& where = placement::everywhere()) {
+    return shared_array<T>(allocate_raw(count, sizeof(T), where), count);
+  }
+  address allocate_raw(std::size_t count, std::size_t width, const placement& where);
+
+  // Registers the handler for isochronous messages sent to `id`. Register the same ids on
+  // every node before any message can arrive (before the first barrier after start-up).
+  // A handler runs on this node's thread, at the message's logical time, and must not
+  // issue isochrons or block.
+  void set_handler(handler_id id,
+                   std::function<void(node_id source, std::span<const std::byte> payload)> fn);
+
+  // Makes progress without blocking: executes what is due and serves other nodes. Call it
+  // in long computations when the NIC runs inline (nic_placement::inline_poll).
+  void poll();
+
+  // Waits until every isochron this node issued has executed here and every read has its
+  // value.
+  void quiesce();
+
+  // The operations executed at this node so far (empty unless options::trace).
+  [[nodiscard]] const std::vector<trace_event>& trace() const;
+
  private:
   friend class detail::node_state;
+  friend class isochron;
+  friend bool detail::read_ready(node&, detail::read_ticket);
+  friend std::span<const std::uint64_t> detail::read_wait(node&, detail::read_ticket);
+  friend void detail::read_release(node&, detail::read_ticket) noexcept;
   explicit node(std::unique_ptr<detail::node_state> state);
   std::unique_ptr<detail::node_state> state_;
 };

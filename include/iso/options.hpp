@@ -9,8 +9,14 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
+#include <string>
 
 namespace iso {
+
+// Where a node's emulated NIC runs: on its own thread (pinned away from the application)
+// or inline, run by the application thread whenever it calls into the runtime.
+enum class nic_placement { automatic, thread, inline_poll };
 
 struct options {
   // Bytes of buffer for each ordered pair of nodes; a power of two from 256 B to 1 GiB.
@@ -23,6 +29,14 @@ struct options {
   // Visit peers in a random order when polling, to expose code that relies on an order
   // the runtime does not promise (on by default in debug builds).
   bool shuffle = false;
+  // automatic: a thread per NIC when the machine has at least two cores per node.
+  nic_placement nic = nic_placement::automatic;
+  // The logical topology (protobuf text format, see nicfw/examples/); empty: one switch.
+  std::string topology_file;
+  // Isotach memory is allocated in pages of this many variables; each page has a copyset.
+  std::uint32_t page_variables = 512;
+  // Record every executed operation (node::trace()), for checkers and teaching.
+  bool trace = false;
 };
 
 }  // namespace iso

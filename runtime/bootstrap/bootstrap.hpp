@@ -36,6 +36,10 @@ class bootstrap {
                                                         std::string_view key) const = 0;
   // Waits for every node; DeadlineExceeded after `timeout`, Aborted when the job failed.
   [[nodiscard]] virtual absl::Status barrier(absl::Duration timeout) = 0;
+  // The barrier in two steps, for a node that must keep serving others while it waits:
+  // arrive, then test until passed (Aborted when the job failed). Never blocks.
+  [[nodiscard]] virtual std::uint64_t barrier_arrive() = 0;
+  [[nodiscard]] virtual absl::StatusOr<bool> barrier_passed(std::uint64_t ticket) const = 0;
   // Tells the other nodes this one failed, so their bootstrap calls stop waiting.
   virtual void abort_job() = 0;
 };

@@ -24,6 +24,10 @@ class segment_bootstrap final : public bootstrap {
   [[nodiscard]] absl::StatusOr<std::string> get(std::uint32_t node,
                                                 std::string_view key) const override;
   [[nodiscard]] absl::Status barrier(absl::Duration timeout) override;
+  [[nodiscard]] std::uint64_t barrier_arrive() override { return segment_->barrier_arrive(); }
+  [[nodiscard]] absl::StatusOr<bool> barrier_passed(std::uint64_t ticket) const override {
+    return segment_->barrier_passed(static_cast<std::uint32_t>(ticket));
+  }
   void abort_job() override;
 
   [[nodiscard]] const std::shared_ptr<comm::shm_segment>& segment() const { return segment_; }

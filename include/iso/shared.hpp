@@ -1,0 +1,188 @@
+// Isotach shared memory: typed shared variables and arrays, where they live, and the
+// handles that read results arrive in.
+//
+//   iso::shared_array<std::int64_t> counters = node.allocate<std::int64_t>(16);
+//   {
+//     iso::isochron iso(node);                 // operations below take effect atomically
+//     iso::value<std::int64_t> old = iso.read(counters[3]);
+//     iso.write(counters[4], 42);
+//   }                                          // issued here; nothing blocks yet
+//   std::int64_t v = old.get();                // blocks only now, until the value is here
+//
+// Variables are 32 or 64 bits wide: std::int32_t, std::uint32_t, float (32-bit pages) and
+// std::int64_t, std::uint64_t, double (64-bit pages).
+#pragma once
+
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace iso {
+
+class node;
+class isochron;
+using node_id = std::uint32_t;
+// A variable's place in isotach memory; consecutive variables of an allocation have
+// consecutive addresses.
+using address = std::uint64_t;
+
+template <typename T>
+concept shared_scalar =
+    std::is_same_v<T, std::int32_t> || std::is_same_v<T, std::uint32_t> ||
+    std::is_same_v<T, float> || std::is_same_v<T, std::int64_t> ||
+    std::is_same_v<T, std::uint64_t> || std::is_same_v<T, double>;
+
+// Where the pages of an allocation live. Placement changes performance, never semantics.
+class placement {
+ public:
+  // A copy on every node: reads are local, changes go to all.
+  static placement everywhere();
+  // One copy, on `node`.
+  static placement on(node_id node);
+  // A copy on each of `nodes`.
+  static placement on(std::vector<node_id> nodes);
+  // Page p on node p mod count(): spreads the data, one copy of each page.
+  static placement spread();
+  // Page p (counting from the allocation's first page) on the nodes `rule(p)` names.
+  static placement per_page(std::function<std::vector<node_id>(std::uint64_t page)> rule);
+
+  // The copyset of page `page` in a job of `nodes` nodes.
+  [[nodiscard]] std::vector<node_id> copyset(std::uint64_t page, std::uint32_t nodes) const;
+
+ private:
+  placement() = default;
+  std::function<std::vector<node_id>(std::uint64_t, std::uint32_t)> rule_;
+};
+
+namespace detail {
+// Bit-exact conversion between a shared scalar and the 64-bit word it travels in.
+template <shared_scalar T>
+constexpr std::uint64_t to_bits(T value) {
+  if constexpr (sizeof(T) == 4) {
+    return std::bit_cast<std::uint32_t>(value);
+  } else {
+    return std::bit_cast<std::uint64_t>(value);
+  }
+}
+template <shared_scalar T>
+constexpr T from_bits(std::uint64_t bits) {
+  if constexpr (sizeof(T) == 4) {
+    return std::bit_cast<T>(static_cast<std::uint32_t>(bits));
+  } else {
+    return std::bit_cast<T>(bits);
+  }
+}
+
+// The runtime side of a read handle (a slot in the node's read table).
+struct read_ticket {
+  std::uint32_t slot = 0;
+  std::uint32_t generation = 0;
+};
+bool read_ready(node& n, read_ticket t);
+std::span<const std::uint64_t> read_wait(node& n, read_ticket t);  // throws iso::error
+void read_release(node& n, read_ticket t) noexcept;
+
+// Move-only ownership of a read slot.
+class read_handle {
+ public:
+  read_handle() = default;
+  read_handle(node* n, read_ticket t) : node_(n), ticket_(t) {}
+  read_handle(read_handle&& other) noexcept
+      : node_(std::exchange(other.node_, nullptr)), ticket_(other.ticket_) {}
+  read_handle& operator=(read_handle&& other) noexcept {
+    if (this != &other) {
+      reset();
+      node_ = std::exchange(other.node_, nullptr);
+      ticket_ = other.ticket_;
+    }
+    return *this;
+  }
+  read_handle(const read_handle&) = delete;
+  read_handle& operator=(const read_handle&) = delete;
+  ~read_handle() { reset(); }
+
+  [[nodiscard]] bool valid() const { return node_ != nullptr; }
+  [[nodiscard]] bool ready() const { return read_ready(*node_, ticket_); }
+  [[nodiscard]] std::span<const std::uint64_t> wait() const { return read_wait(*node_, ticket_); }
+
+ private:
+  void reset() {
+    if (node_ != nullptr) read_release(*std::exchange(node_, nullptr), ticket_);
+  }
+  node* node_ = nullptr;
+  read_ticket ticket_;
+};
+}  // namespace detail
+
+// One shared variable. A cheap value type: copy it freely.
+template <shared_scalar T>
+class shared_var {
+ public:
+  shared_var() = default;
+  explicit shared_var(address a) : address_(a) {}
+  [[nodiscard]] address where() const { return address_; }
+
+ private:
+  address address_ = 0;
+};
+
+// A contiguous run of shared variables from one allocation.
+template <shared_scalar T>
+class shared_array {
+ public:
+  shared_array() = default;
+  shared_array(address first, std::size_t size) : first_(first), size_(size) {}
+  [[nodiscard]] std::size_t size() const { return size_; }
+  [[nodiscard]] address first() const { return first_; }
+  // No bounds check here: an address outside isotach memory is reported when used.
+  [[nodiscard]] shared_var<T> operator[](std::size_t i) const { return shared_var<T>(first_ + i); }
+
+ private:
+  address first_ = 0;
+  std::size_t size_ = 0;
+};
+
+// The result of a read, available once the isochron has executed. Move-only: the slot its
+// value arrives in belongs to it. Dropping it before get() is allowed.
+template <shared_scalar T>
+class [[nodiscard]] value {
+ public:
+  value() = default;
+  // Blocks (making progress: this node keeps serving others) until the value is here.
+  // Throws iso::error if the job fails meanwhile.
+  [[nodiscard]] T get() const { return detail::from_bits<T>(handle_.wait()[0]); }
+  // True once get() would not block.
+  [[nodiscard]] bool ready() const { return handle_.ready(); }
+
+ private:
+  friend class isochron;
+  explicit value(detail::read_handle h) : handle_(std::move(h)) {}
+  detail::read_handle handle_;
+};
+
+// The result of a block read over `count` consecutive variables.
+template <shared_scalar T>
+class [[nodiscard]] block_value {
+ public:
+  block_value() = default;
+  // Blocks until every value is here.
+  [[nodiscard]] std::vector<T> get() const {
+    std::span<const std::uint64_t> bits = handle_.wait();
+    std::vector<T> out(bits.size());
+    for (std::size_t i = 0; i < bits.size(); ++i) out[i] = detail::from_bits<T>(bits[i]);
+    return out;
+  }
+  [[nodiscard]] bool ready() const { return handle_.ready(); }
+
+ private:
+  friend class isochron;
+  explicit block_value(detail::read_handle h) : handle_(std::move(h)) {}
+  detail::read_handle handle_;
+};
+
+}  // namespace iso

@@ -1,0 +1,26 @@
+// The executed history of a node, for checkers, visualisations and teaching. Recording is
+// off unless iso::options::trace is set. Each event is one operation on one variable (or
+// one isochronous message) executed at this node, with its place in the global order.
+#pragma once
+
+#include <cstdint>
+
+namespace iso {
+
+enum class trace_op : std::uint8_t { read = 1, write = 2, sched = 3, assign = 4, message = 5 };
+
+struct trace_event {
+  // Place in the global order: (pulse, after_pulse, pid, rank, op_index). `after_pulse`
+  // marks a purely local isochron that ran once every operation of `pulse` had.
+  std::uint64_t pulse = 0;
+  bool after_pulse = false;
+  std::uint32_t pid = 0;        // the node that issued the isochron
+  std::uint64_t rank = 0;       // its issue number at that node
+  std::uint32_t op_index = 0;   // position of the operation in the isochron's stream here
+  trace_op op = trace_op::read;
+  std::uint64_t address = 0;    // for message: the handler id
+  std::uint64_t value = 0;      // read: the value returned; write/assign: the value stored
+  std::uint32_t node = 0;       // where it executed
+};
+
+}  // namespace iso

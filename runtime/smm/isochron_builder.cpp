@@ -1,0 +1,101 @@
+#include "runtime/smm/isochron_builder.hpp"
+
+#include <algorithm>
+
+#include "absl/strings/str_format.h"
+
+namespace iso::runtime {
+
+isochron_builder::isochron_builder(node_id self, std::uint32_t nodes, const page_table& pages)
+    : self_(self), pages_(pages), streams_(nodes), is_touched_(nodes, false) {}
+
+void isochron_builder::begin(std::uint64_t rank) {
+  for (node_id n : touched_) {
+    streams_[n].clear();
+    is_touched_[n] = false;
+  }
+  touched_.clear();
+  streams_[self_].clear();
+  local_ops_ = 0;
+  delta_ = 0;
+  rank_ = rank;
+  open_ = true;
+}
+
+std::vector<std::byte>& isochron_builder::stream_for(node_id node) {
+  std::vector<std::byte>& s = streams_[node];
+  if (node == self_) {
+    ++local_ops_;
+  } else if (!is_touched_[node]) {
+    is_touched_[node] = true;
+    touched_.insert(std::upper_bound(touched_.begin(), touched_.end(), node), node);
+    delta_ = std::max(delta_, pages_.distance_to(node));
+  }
+  if (s.empty()) op_writer(s).put(stream_header{rank_});
+  return s;
+}
+
+absl::Status isochron_builder::add(op_code code, std::uint8_t width, std::uint64_t address,
+                                   std::uint32_t count, std::span<const std::uint64_t> values,
+                                   std::uint32_t slot) {
+  if (count == 0) return absl::InvalidArgumentError("an operation needs at least one variable");
+  // Validate the whole range before adding anything.
+  for (std::uint64_t a = address; a < address + count;) {
+    absl::StatusOr<const page_info*> page = pages_.find(a);
+    if (!page.ok()) return page.status();
+    if ((*page)->width != width) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "address %u holds %u-bit variables, not %u-bit", a, (*page)->width * 8, width * 8));
+    }
+    a = (pages_.page_of(a) + 1) * pages_.page_variables();
+  }
+  std::uint32_t done = 0;
+  while (done < count) {
+    const std::uint64_t a = address + done;
+    const page_info& page = **pages_.find(a);
+    const std::uint64_t page_end = (pages_.page_of(a) + 1) * pages_.page_variables();
+    const std::uint32_t n =
+        static_cast<std::uint32_t>(std::min<std::uint64_t>(count - done, page_end - a));
+    const op_header header{.code = code, .width = width, .count = n, .address = a};
+    auto emit = [&](node_id target) {
+      std::vector<std::byte>& s = stream_for(target);
+      op_writer out(s);
+      out.put(header);
+      if (code == op_code::read) out.put(read_body{slot, done});
+      if (code == op_code::write || code == op_code::assign) {
+        for (std::uint32_t i = 0; i < n; ++i) out.put(values[done + i]);
+      }
+    };
+    if (code == op_code::read) {
+      emit(page.read_target);
+    } else {
+      for (node_id target : page.copyset) emit(target);
+    }
+    done += n;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status isochron_builder::add_message(node_id to, std::uint32_t handler,
+                                           std::span<const std::byte> payload) {
+  if (to >= streams_.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("message to node %u: the job has nodes 0..%u", to, streams_.size() - 1));
+  }
+  std::vector<std::byte>& s = stream_for(to);
+  op_writer out(s);
+  out.put(op_header{.code = op_code::message,
+                    .width = 0,
+                    .count = static_cast<std::uint32_t>(payload.size()),
+                    .address = handler});
+  out.put_bytes(payload);
+  return absl::OkStatus();
+}
+
+std::size_t isochron_builder::total_bytes() const {
+  std::size_t total = streams_[self_].size();
+  for (node_id n : touched_) total += streams_[n].size();
+  return total;
+}
+
+}  // namespace iso::runtime

@@ -1,0 +1,56 @@
+// Turns the operations of one isochron into per-destination operation streams (one per
+// remote node, plus the local part), routing reads to the nearest copy and changes to the
+// whole copyset, and computing the isochron's distance (the largest to any remote
+// destination). Operations on a range that spans pages are split at page borders.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "runtime/smm/operations.hpp"
+#include "runtime/smm/page_table.hpp"
+
+namespace iso::runtime {
+
+class isochron_builder {
+ public:
+  isochron_builder(node_id self, std::uint32_t nodes, const page_table& pages);
+
+  void begin(std::uint64_t rank);
+  [[nodiscard]] bool open() const { return open_; }
+
+  // Checks the range first (OutOfRange: outside memory; InvalidArgument: wrong width), so a
+  // rejected operation adds nothing. `values` is empty for read and sched; for a read,
+  // `slot` names where results go.
+  [[nodiscard]] absl::Status add(op_code code, std::uint8_t width, std::uint64_t address,
+                                 std::uint32_t count, std::span<const std::uint64_t> values,
+                                 std::uint32_t slot);
+  [[nodiscard]] absl::Status add_message(node_id to, std::uint32_t handler,
+                                         std::span<const std::byte> payload);
+
+  // The streams, valid until the next begin().
+  [[nodiscard]] const std::vector<node_id>& remote_destinations() const { return touched_; }
+  [[nodiscard]] std::span<const std::byte> stream(node_id node) const { return streams_[node]; }
+  [[nodiscard]] bool has_local_part() const { return local_ops_ != 0; }
+  [[nodiscard]] std::uint32_t delta() const { return delta_; }
+  [[nodiscard]] std::uint64_t rank() const { return rank_; }
+  [[nodiscard]] std::size_t total_bytes() const;
+  void close() { open_ = false; }
+
+ private:
+  std::vector<std::byte>& stream_for(node_id node);
+
+  node_id self_;
+  const page_table& pages_;
+  std::vector<std::vector<std::byte>> streams_;  // by node; self's is the local part
+  std::vector<node_id> touched_;                 // remote nodes with a stream, ascending
+  std::vector<bool> is_touched_;
+  std::uint64_t local_ops_ = 0;
+  std::uint32_t delta_ = 0;
+  std::uint64_t rank_ = 0;
+  bool open_ = false;
+};
+
+}  // namespace iso::runtime

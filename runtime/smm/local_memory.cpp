@@ -1,0 +1,145 @@
+#include "runtime/smm/local_memory.hpp"
+
+#include "absl/strings/str_format.h"
+
+namespace iso::runtime {
+namespace {
+
+std::uint64_t truncate(std::uint64_t value, std::uint8_t width) {
+  return width == 4 ? (value & 0xffffffffu) : value;
+}
+
+absl::Status malformed(node_id source, const char* what) {
+  return absl::InvalidArgumentError(
+      absl::StrFormat("malformed operation stream from node %u: %s", source, what));
+}
+
+}  // namespace
+
+local_memory::local_memory(const page_table& pages) : pages_(pages) {}
+
+void local_memory::grow() {
+  copies_.resize(pages_.local_pages());
+  for (auto& copy : copies_) {
+    if (copy.empty()) copy.resize(pages_.page_variables());
+  }
+}
+
+absl::StatusOr<local_memory::variable*> local_memory::locate(node_id source,
+                                                             std::uint64_t address,
+                                                             std::uint8_t width) {
+  absl::StatusOr<const page_info*> page = pages_.find(address);
+  if (!page.ok()) return page.status();
+  const page_info& info = **page;
+  if (!info.local()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "node %u sent an operation on address %u, of which this node holds no copy", source,
+        address));
+  }
+  if (info.width != width) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "node %u sent a %u-byte operation on address %u, a %u-byte variable", source, width,
+        address, info.width));
+  }
+  return &copies_[info.local_index][address % pages_.page_variables()];
+}
+
+absl::Status local_memory::execute(node_id source, const exec_position& at,
+                                   std::span<const std::byte> operations, execution_sink& sink) {
+  op_reader in(operations);
+  std::uint32_t op_index = 0;
+  const bool tracing = sink.tracing();
+  while (!in.done()) {
+    op_header op;
+    if (!in.get(op)) return malformed(source, "truncated header");
+    if (op.code == op_code::message) {
+      std::span<const std::byte> payload;
+      if (!in.get_bytes(op.count, payload)) return malformed(source, "truncated message");
+      if (absl::Status s = sink.run_handler(source, static_cast<std::uint32_t>(op.address), payload);
+          !s.ok()) {
+        return s;
+      }
+      ++op_index;
+      continue;
+    }
+    if (op.count == 0 || op.count > pages_.page_variables() ||
+        pages_.page_of(op.address) != pages_.page_of(op.address + op.count - 1)) {
+      return malformed(source, "operation count does not fit one page");
+    }
+    absl::StatusOr<variable*> first = locate(source, op.address, op.width);
+    if (!first.ok()) return first.status();
+    variable* vars = *first;
+    switch (op.code) {
+      case op_code::read: {
+        read_body body;
+        if (!in.get(body)) return malformed(source, "truncated read");
+        scratch_.clear();
+        std::uint32_t run_start = 0;
+        // Substantiated values go back in runs; a variable awaiting its assign waits.
+        auto flush = [&](std::uint32_t end) {
+          if (end > run_start) {
+            sink.read_result(source, body.slot, body.first + run_start,
+                             std::span(scratch_).subspan(0, end - run_start));
+          }
+          scratch_.clear();
+          run_start = end + 1;
+        };
+        for (std::uint32_t i = 0; i < op.count; ++i) {
+          variable& v = vars[i];
+          if (v.sched_by != 0) {
+            flush(i);
+            pending_.emplace(std::make_pair(op.address + i, v.sched_by),
+                             pending_read{source, body.slot, body.first + i, at, op_index});
+          } else {
+            scratch_.push_back(v.value);
+            if (tracing) sink.executed(at, op_index, op.code, op.address + i, v.value);
+          }
+        }
+        flush(op.count);
+        break;
+      }
+      case op_code::write:
+      case op_code::assign: {
+        for (std::uint32_t i = 0; i < op.count; ++i) {
+          std::uint64_t value;
+          if (!in.get(value)) return malformed(source, "truncated values");
+          value = truncate(value, op.width);
+          variable& v = vars[i];
+          if (op.code == op_code::write) {
+            v.value = value;
+            v.sched_by = 0;
+            if (tracing) sink.executed(at, op_index, op.code, op.address + i, value);
+            continue;
+          }
+          const std::uint32_t version = source + 1;
+          if (v.sched_by == version) {
+            v.value = value;
+            v.sched_by = 0;
+          }
+          if (tracing) sink.executed(at, op_index, op.code, op.address + i, value);
+          auto [begin, end] = pending_.equal_range({op.address + i, version});
+          for (auto it = begin; it != end; ++it) {
+            const std::uint64_t one = value;
+            const pending_read& r = it->second;
+            if (tracing) sink.executed(r.at, r.op_index, op_code::read, op.address + i, value);
+            sink.read_result(r.reader, r.slot, r.index, std::span(&one, 1));
+          }
+          pending_.erase(begin, end);
+        }
+        break;
+      }
+      case op_code::sched:
+        for (std::uint32_t i = 0; i < op.count; ++i) {
+          vars[i].sched_by = source + 1;
+          if (tracing) sink.executed(at, op_index, op.code, op.address + i, 0);
+        }
+        break;
+      default:
+        return malformed(source, "unknown operation code");
+    }
+    ++op_index;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace iso::runtime

@@ -1,0 +1,85 @@
+// This node's copies of isotach pages and the execution of operation streams on them
+// (Regehr, section 3.2.6; Ironman design, section 3.4):
+//   read    substantiated: the value goes back to the reader; unsubstantiated: the read
+//           waits in the pending-read table for the matching assign
+//   write   sets the value (a sched and an assign in one step)
+//   sched   marks the variable unsubstantiated, version = the issuing node
+//   assign  from the node whose sched is still the latest post: sets the value; in any case
+//           completes the reads that wait for that node's version
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <span>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "runtime/smm/operations.hpp"
+#include "runtime/smm/page_table.hpp"
+
+namespace iso::runtime {
+
+// Where an operation sits in the global order: (pulse, pid, rank). A purely local
+// isochron that ran between pulses sits after every node's operations of `pulse`.
+struct exec_position {
+  std::uint64_t pulse = 0;
+  std::uint32_t pid = 0;
+  std::uint64_t rank = 0;
+};
+
+// What executing operations does outside memory.
+class execution_sink {
+ public:
+  virtual ~execution_sink() = default;
+  // Values for slot `slot` of `reader`, starting at `first`.
+  virtual void read_result(node_id reader, std::uint32_t slot, std::uint32_t first,
+                           std::span<const std::uint64_t> values) = 0;
+  // An isochronous message for handler `handler`.
+  [[nodiscard]] virtual absl::Status run_handler(node_id source, std::uint32_t handler,
+                                             std::span<const std::byte> payload) = 0;
+  // One executed operation on one variable, for the history (only when tracing).
+  virtual void executed(const exec_position& at, std::uint32_t op_index, op_code code,
+                        std::uint64_t address, std::uint64_t value) = 0;
+  [[nodiscard]] virtual bool tracing() const = 0;
+};
+
+class local_memory {
+ public:
+  explicit local_memory(const page_table& pages);
+
+  // Makes room for pages allocated since the last call.
+  void grow();
+
+  // Executes one stream from `source` at position `at`. InvalidArgument names the source
+  // and the operation when the stream is malformed or names a variable this node holds no
+  // copy of (the stream is input from another process).
+  [[nodiscard]] absl::Status execute(node_id source, const exec_position& at,
+                                     std::span<const std::byte> operations, execution_sink& sink);
+
+  [[nodiscard]] std::size_t pending_reads() const { return pending_.size(); }
+
+ private:
+  struct variable {
+    std::uint64_t value = 0;
+    std::uint32_t sched_by = 0;  // 0: substantiated; else 1 + the node whose sched is latest
+  };
+  struct pending_read {
+    node_id reader;
+    std::uint32_t slot;
+    std::uint32_t index;
+    exec_position at;  // where the read sits in the order (it returns the sched's value)
+    std::uint32_t op_index;
+  };
+
+  [[nodiscard]] absl::StatusOr<variable*> locate(node_id source, std::uint64_t address,
+                                                 std::uint8_t width);
+
+  const page_table& pages_;
+  std::vector<std::vector<variable>> copies_;  // by local page index
+  // (address, version) -> reads waiting for that version's assign; ordered so that
+  // waiting reads complete in the order they executed.
+  std::multimap<std::pair<std::uint64_t, std::uint32_t>, pending_read> pending_;
+  std::vector<std::uint64_t> scratch_;
+};
+
+}  // namespace iso::runtime

@@ -1,0 +1,84 @@
+// How shared-memory operations (the isotach papers' SREFs) travel: a stream of records,
+// one stream per destination per isochron, executed in order at the destination. Every
+// stream starts with the issuing isochron's rank (its issue number at the sender), so the
+// executed history can be ordered (pulse, pid, rank).
+//
+//   record = op_header [+ body]
+//   read    count variables; body: u32 slot, u32 first index in the slot
+//   write   count variables; body: count x u64 values
+//   sched   count variables; no body
+//   assign  count variables; body: count x u64 values
+//   message address = handler id, count = payload bytes; body: payload, padded to 8
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <vector>
+
+namespace iso::runtime {
+
+enum class op_code : std::uint8_t { read = 1, write = 2, sched = 3, assign = 4, message = 5 };
+
+struct op_header {
+  op_code code;
+  std::uint8_t width;  // bytes per variable: 4 or 8
+  std::uint16_t reserved = 0;
+  std::uint32_t count;
+  std::uint64_t address;
+};
+static_assert(sizeof(op_header) == 16);
+
+struct read_body {
+  std::uint32_t slot;
+  std::uint32_t first;
+};
+
+struct stream_header {
+  std::uint64_t rank;
+};
+
+// Appends records to a byte buffer.
+class op_writer {
+ public:
+  explicit op_writer(std::vector<std::byte>& out) : out_(out) {}
+  template <typename T>
+  void put(const T& value) {
+    const auto* bytes = reinterpret_cast<const std::byte*>(&value);
+    out_.insert(out_.end(), bytes, bytes + sizeof(T));
+  }
+  void put_bytes(std::span<const std::byte> bytes) {
+    out_.insert(out_.end(), bytes.begin(), bytes.end());
+    out_.resize(out_.size() + ((8 - (bytes.size() & 7)) & 7), std::byte{0});
+  }
+
+ private:
+  std::vector<std::byte>& out_;
+};
+
+// Reads records back; every read is bounds-checked because remote streams are input.
+class op_reader {
+ public:
+  explicit op_reader(std::span<const std::byte> in) : in_(in) {}
+  template <typename T>
+  bool get(T& value) {
+    if (in_.size() - at_ < sizeof(T) || at_ > in_.size()) return false;
+    std::memcpy(&value, in_.data() + at_, sizeof(T));
+    at_ += sizeof(T);
+    return true;
+  }
+  bool get_bytes(std::size_t n, std::span<const std::byte>& out) {
+    const std::size_t padded = n + ((8 - (n & 7)) & 7);
+    if (in_.size() - at_ < padded) return false;
+    out = in_.subspan(at_, n);
+    at_ += padded;
+    return true;
+  }
+  [[nodiscard]] bool done() const { return at_ >= in_.size(); }
+
+ private:
+  std::span<const std::byte> in_;
+  std::size_t at_ = 0;
+};
+
+}  // namespace iso::runtime

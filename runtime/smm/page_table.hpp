@@ -1,0 +1,62 @@
+// Isotach memory: pages of 32- or 64-bit variables, each page with a copyset (the nodes
+// that hold a copy). Reads go to the nearest copy; write, sched and assign go to every copy.
+// Placement changes performance, never semantics.
+//
+// Allocation is collective: every node makes the same allocate() calls in the same order,
+// so every node builds the same table without talking.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "nicfw/topology.hpp"
+
+namespace iso::runtime {
+
+using node_id = std::uint32_t;
+
+struct page_info {
+  std::uint8_t width = 8;           // bytes per variable
+  std::vector<node_id> copyset;     // ascending
+  node_id read_target = 0;          // nearest copy (this node when it holds one)
+  std::uint32_t local_index = ~0u;  // index of this node's copy, or ~0u
+  [[nodiscard]] bool local() const { return local_index != ~0u; }
+};
+
+// Which nodes hold page `page_in_allocation` of an allocation.
+using copyset_rule = std::function<std::vector<node_id>(std::uint64_t page_in_allocation)>;
+
+class page_table {
+ public:
+  page_table(node_id self, const nicfw::topology& topo, std::uint32_t page_variables);
+
+  // Adds pages for `count` variables of `width` bytes, placed by `rule`, starting on a new
+  // page; returns the first address. InvalidArgument names a bad node or an empty copyset.
+  absl::StatusOr<std::uint64_t> allocate(std::uint64_t count, std::uint8_t width,
+                                         const copyset_rule& rule);
+
+  // The page holding `address`; OutOfRange when it is outside every page.
+  absl::StatusOr<const page_info*> find(std::uint64_t address) const;
+
+  [[nodiscard]] std::uint32_t page_variables() const { return page_variables_; }
+  [[nodiscard]] std::uint64_t page_of(std::uint64_t address) const {
+    return address / page_variables_;
+  }
+  [[nodiscard]] const std::vector<page_info>& pages() const { return pages_; }
+  [[nodiscard]] std::uint32_t local_pages() const { return local_pages_; }
+  // Largest logical distance from this node to any member of `nodes`, self excluded.
+  [[nodiscard]] std::uint32_t distance_to(node_id node) const {
+    return topo_.distance(self_, node);
+  }
+
+ private:
+  node_id self_;
+  const nicfw::topology& topo_;
+  std::uint32_t page_variables_;
+  std::vector<page_info> pages_;
+  std::uint32_t local_pages_ = 0;
+};
+
+}  // namespace iso::runtime

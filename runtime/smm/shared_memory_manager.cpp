@@ -1,0 +1,390 @@
+#include "runtime/smm/shared_memory_manager.hpp"
+
+#include <algorithm>
+#include <thread>
+
+#include "absl/strings/str_format.h"
+#include "base/check.hpp"
+
+namespace iso::runtime {
+namespace {
+
+// Host-level packets that travel outside logical time (through the NIC's direct path).
+enum class direct_tag : std::uint8_t { read_reply = 1, plain = 2 };
+
+struct read_reply_header {
+  direct_tag tag = direct_tag::read_reply;
+  std::uint8_t reserved[3] = {};
+  std::uint32_t slot;
+  std::uint32_t first;
+  std::uint32_t count;
+};
+static_assert(sizeof(read_reply_header) == 16);
+
+struct plain_header {
+  direct_tag tag = direct_tag::plain;
+  std::uint8_t reserved[7] = {};
+};
+
+}  // namespace
+
+shared_memory_manager::shared_memory_manager(node_id self, nicfw::engine& nic,
+                                             const smm_options& options)
+    : self_(self),
+      nic_(nic),
+      options_(options),
+      pages_(self, nic.topo(), options.page_variables),
+      memory_(pages_),
+      builder_(self, nic.topo().nodes(), pages_) {}
+
+absl::StatusOr<std::uint64_t> shared_memory_manager::allocate(std::uint64_t count,
+                                                              std::uint8_t width,
+                                                              const copyset_rule& rule) {
+  if (builder_.open()) return absl::FailedPreconditionError("allocate inside an isochron");
+  absl::StatusOr<std::uint64_t> first = pages_.allocate(count, width, rule);
+  if (first.ok()) memory_.grow();
+  return first;
+}
+
+absl::Status shared_memory_manager::check_open(const char* what) const {
+  if (in_handler_) {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("%s inside a message handler; handlers may not issue operations", what));
+  }
+  if (!builder_.open()) {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("%s outside an isochron; start one first", what));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status shared_memory_manager::begin() {
+  if (in_handler_) {
+    return absl::FailedPreconditionError("isochron started inside a message handler");
+  }
+  if (builder_.open()) {
+    return absl::FailedPreconditionError("an isochron is already open on this node");
+  }
+  builder_.begin(next_rank_++);
+  return absl::OkStatus();
+}
+
+absl::Status shared_memory_manager::read(std::uint8_t width, std::uint64_t address,
+                                         std::uint32_t count, read_slots::ticket& ticket) {
+  if (absl::Status s = check_open("read"); !s.ok()) return s;
+  const read_slots::ticket t = slots_.open(count);
+  if (absl::Status s = builder_.add(op_code::read, width, address, count, {}, t.slot); !s.ok()) {
+    slots_.close(t);
+    // The slot never gets values; count it as answered so that drain() does not wait.
+    std::vector<std::uint64_t> none(count);
+    (void)slots_.fill(t.slot, 0, none);
+    return s;
+  }
+  ticket = t;
+  return absl::OkStatus();
+}
+
+absl::Status shared_memory_manager::write(std::uint8_t width, std::uint64_t address,
+                                          std::span<const std::uint64_t> values) {
+  if (absl::Status s = check_open("write"); !s.ok()) return s;
+  return builder_.add(op_code::write, width, address, static_cast<std::uint32_t>(values.size()),
+                      values, 0);
+}
+
+absl::Status shared_memory_manager::sched(std::uint8_t width, std::uint64_t address) {
+  if (absl::Status s = check_open("sched"); !s.ok()) return s;
+  if (outstanding_scheds_.contains(address)) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "node %u already has an outstanding sched on address %u; assign it first", self_,
+        address));
+  }
+  if (absl::Status s = builder_.add(op_code::sched, width, address, 1, {}, 0); !s.ok()) return s;
+  outstanding_scheds_.insert(address);
+  return absl::OkStatus();
+}
+
+absl::Status shared_memory_manager::assign(std::uint8_t width, std::uint64_t address,
+                                           std::uint64_t value) {
+  if (absl::Status s = check_open("assign"); !s.ok()) return s;
+  if (!outstanding_scheds_.contains(address)) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "assign to address %u without a sched: node %u has no outstanding sched there", address,
+        self_));
+  }
+  const std::uint64_t one = value;
+  if (absl::Status s = builder_.add(op_code::assign, width, address, 1, std::span(&one, 1), 0);
+      !s.ok()) {
+    return s;
+  }
+  outstanding_scheds_.erase(address);
+  return absl::OkStatus();
+}
+
+absl::Status shared_memory_manager::message(node_id to, std::uint32_t handler,
+                                            std::span<const std::byte> payload) {
+  if (absl::Status s = check_open("message"); !s.ok()) return s;
+  if (!handlers_.contains(handler)) {
+    return absl::NotFoundError(absl::StrFormat(
+        "no handler is registered under id %u (register it on every node first)", handler));
+  }
+  return builder_.add_message(to, handler, payload);
+}
+
+absl::Status shared_memory_manager::end() {
+  if (absl::Status s = check_open("end"); !s.ok()) return s;
+  builder_.close();
+  const std::vector<node_id>& remote = builder_.remote_destinations();
+  std::vector<std::byte> local(builder_.stream(self_).begin(), builder_.stream(self_).end());
+  if (remote.empty()) {
+    if (local.empty()) return absl::OkStatus();
+    local_part part{false, 0, builder_.rank(), std::move(local)};
+    // Purely local: runs at once when nothing this node issued is still pending.
+    if (hit_.empty()) return run_local_part(part, executed_pulse_, true);
+    hit_.push_back(std::move(part));
+    return absl::OkStatus();
+  }
+  std::vector<nicfw::isochron_part> parts;
+  parts.reserve(remote.size());
+  for (node_id n : remote) parts.push_back({n, builder_.stream(n)});
+  const std::uint32_t sequence = next_sequence_++;
+  if (builder_.total_bytes() + 64 * parts.size() > nic_.channel().max_record()) {
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "isochron of %u bytes exceeds the NIC queue's limit of %u", builder_.total_bytes(),
+        nic_.channel().max_record()));
+  }
+  hit_.push_back({true, sequence, builder_.rank(), std::move(local)});
+  while (!nic_.channel().host_submit_isochron(sequence, builder_.delta(), parts)) {
+    bool did = false;
+    if (absl::Status s = progress(did); !s.ok()) return s;
+    nic_.wake();
+    std::this_thread::yield();
+  }
+  nic_.wake();
+  return absl::OkStatus();
+}
+
+void shared_memory_manager::set_handler(std::uint32_t handler, message_handler fn) {
+  handlers_[handler] = std::move(fn);
+}
+
+absl::Status shared_memory_manager::send_direct(node_id to,
+                                                std::span<const comm::byte_span> pieces) {
+  while (!nic_.channel().host_send_direct(to, pieces)) {
+    // Inline mode: the NIC runs only when we run it.
+    if (nic_.runs_inline()) {
+      bool did = false;
+      if (absl::Status s = nic_.poll(did); !s.ok()) return s;
+    } else {
+      if (absl::Status s = nic_status(); !s.ok()) return s;
+      std::this_thread::yield();
+    }
+  }
+  nic_.wake();
+  return absl::OkStatus();
+}
+
+absl::Status shared_memory_manager::send_plain(node_id to, std::span<const std::byte> bytes) {
+  if (to >= nic_.topo().nodes()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "send to node %u: the job has nodes 0..%u", to, nic_.topo().nodes() - 1));
+  }
+  const std::size_t limit = nic_.channel().max_record() - 64;
+  if (bytes.size() > limit) {
+    return absl::OutOfRangeError(absl::StrFormat(
+        "message of %u bytes exceeds the maximum of %u", bytes.size(), limit));
+  }
+  const plain_header header;
+  const comm::byte_span pieces[2] = {std::as_bytes(std::span(&header, 1)), bytes};
+  return send_direct(to, pieces);
+}
+
+void shared_memory_manager::read_result(node_id reader, std::uint32_t slot, std::uint32_t first,
+                                        std::span<const std::uint64_t> values) {
+  if (reader == self_) {
+    absl::Status s = slots_.fill(slot, first, values);
+    ISO_CHECK(s.ok()) << "local read result: " << s;
+    return;
+  }
+  const read_reply_header header{
+      .slot = slot, .first = first, .count = static_cast<std::uint32_t>(values.size())};
+  const comm::byte_span pieces[2] = {std::as_bytes(std::span(&header, 1)),
+                                     std::as_bytes(values)};
+  if (absl::Status s = send_direct(reader, pieces); !s.ok() && delivery_error_.ok()) {
+    delivery_error_ = s;
+  }
+}
+
+absl::Status shared_memory_manager::run_handler(node_id source, std::uint32_t handler,
+                                                std::span<const std::byte> payload) {
+  auto it = handlers_.find(handler);
+  if (it == handlers_.end()) {
+    return absl::NotFoundError(absl::StrFormat(
+        "isochronous message from node %u for handler %u, which is not registered here", source,
+        handler));
+  }
+  in_handler_ = true;
+  it->second(source, payload);
+  in_handler_ = false;
+  return absl::OkStatus();
+}
+
+void shared_memory_manager::executed(const exec_position& at, std::uint32_t op_index,
+                                     op_code code, std::uint64_t address, std::uint64_t value) {
+  const std::uint32_t nodes = nic_.topo().nodes();
+  trace_.push_back({.pulse = at.pulse,
+                    .after_pulse = at.pid >= nodes,
+                    .pid = at.pid >= nodes ? at.pid - nodes : at.pid,
+                    .rank = at.rank,
+                    .op_index = op_index,
+                    .op = static_cast<trace_op>(code),
+                    .address = address,
+                    .value = value,
+                    .node = self_});
+}
+
+void shared_memory_manager::on_delivery(const nicfw::delivery& d) {
+  switch (d.kind) {
+    case nicfw::delivery_kind::iso_data:
+      buckets_[d.stamp].push_back({d.source, false, 0, {d.payload.begin(), d.payload.end()}});
+      return;
+    case nicfw::delivery_kind::marker:
+      buckets_[d.stamp].push_back({self_, true, d.sequence, {}});
+      return;
+    case nicfw::delivery_kind::eop:
+      due_pulses_.emplace_back(d.stamp, d.count);
+      return;
+    case nicfw::delivery_kind::direct: {
+      if (d.payload.empty()) break;
+      const auto tag = static_cast<direct_tag>(d.payload[0]);
+      if (tag == direct_tag::read_reply && d.payload.size() >= sizeof(read_reply_header)) {
+        read_reply_header h;
+        std::memcpy(&h, d.payload.data(), sizeof(h));
+        if (d.payload.size() != sizeof(h) + std::size_t{h.count} * 8) break;
+        std::vector<std::uint64_t> values(h.count);
+        if (h.count != 0) {
+          std::memcpy(values.data(), d.payload.data() + sizeof(h), values.size() * 8);
+        }
+        if (absl::Status s = slots_.fill(h.slot, h.first, values); !s.ok()) {
+          if (delivery_error_.ok()) {
+            delivery_error_ = absl::InvalidArgumentError(
+                absl::StrFormat("from node %u: %s", d.source, s.message()));
+          }
+        }
+        return;
+      }
+      if (tag == direct_tag::plain && d.payload.size() >= sizeof(plain_header)) {
+        if (on_plain_) on_plain_(d.source, d.payload.subspan(sizeof(plain_header)));
+        return;
+      }
+      break;
+    }
+  }
+  if (delivery_error_.ok()) {
+    delivery_error_ = absl::InvalidArgumentError(absl::StrFormat(
+        "malformed direct packet of %u bytes from node %u", d.payload.size(), d.source));
+  }
+}
+
+absl::Status shared_memory_manager::run_stream(node_id source, std::uint64_t pulse,
+                                               bool after_pulse,
+                                               std::span<const std::byte> stream) {
+  op_reader in(stream);
+  stream_header header;
+  if (!in.get(header)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("operation stream from node %u has no header", source));
+  }
+  const std::uint32_t nodes = nic_.topo().nodes();
+  const exec_position at{pulse, after_pulse ? nodes + source : source, header.rank};
+  return memory_.execute(source, at, stream.subspan(sizeof(header)), *this);
+}
+
+absl::Status shared_memory_manager::run_local_part(const local_part& part, std::uint64_t pulse,
+                                                   bool after_pulse) {
+  if (part.ops.empty()) return absl::OkStatus();
+  return run_stream(self_, pulse, after_pulse, part.ops);
+}
+
+absl::Status shared_memory_manager::run_pulse(std::uint64_t pulse, std::uint32_t count) {
+  std::vector<bucket_item> items;
+  if (auto it = buckets_.find(pulse); it != buckets_.end()) {
+    items = std::move(it->second);
+    buckets_.erase(it);
+  }
+  ISO_CHECK(items.size() == count) << "EOP for pulse " << pulse << " counts " << count
+                                   << " items, the bucket holds " << items.size();
+  // (pulse, pid, rank): per sender the bucket is already in rank order (FIFO), so a stable
+  // sort by sender is the whole ordering.
+  std::stable_sort(items.begin(), items.end(),
+                   [](const bucket_item& a, const bucket_item& b) { return a.source < b.source; });
+  for (const bucket_item& item : items) {
+    if (!item.own_marker) {
+      if (absl::Status s = run_stream(item.source, pulse, false, item.ops); !s.ok()) return s;
+      continue;
+    }
+    ISO_CHECK(!hit_.empty() && hit_.front().net && hit_.front().sequence == item.sequence)
+        << "isochron marker " << item.sequence << " does not match the oldest pending isochron";
+    if (absl::Status s = run_local_part(hit_.front(), pulse, false); !s.ok()) return s;
+    hit_.pop_front();
+    // Purely local isochrons issued after it run right behind it.
+    while (!hit_.empty() && !hit_.front().net) {
+      if (absl::Status s = run_local_part(hit_.front(), pulse, false); !s.ok()) return s;
+      hit_.pop_front();
+    }
+  }
+  executed_pulse_ = pulse;
+  return absl::OkStatus();
+}
+
+absl::Status shared_memory_manager::nic_status() const { return nic_.failure(); }
+
+absl::Status shared_memory_manager::progress(bool& did_work) {
+  if (nic_.runs_inline()) {
+    if (absl::Status s = nic_.poll(did_work); !s.ok()) return s;
+  } else if (absl::Status s = nic_status(); !s.ok()) {
+    return s;
+  }
+  const std::size_t handled =
+      nic_.channel().host_poll([this](const nicfw::delivery& d) { on_delivery(d); });
+  did_work |= handled != 0;
+  if (!delivery_error_.ok()) return delivery_error_;
+  for (std::size_t i = 0; i < due_pulses_.size(); ++i) {
+    if (absl::Status s = run_pulse(due_pulses_[i].first, due_pulses_[i].second); !s.ok()) {
+      return s;
+    }
+  }
+  due_pulses_.clear();
+  return delivery_error_;
+}
+
+absl::Status shared_memory_manager::wait_for(absl::FunctionRef<bool()> done) {
+  int idle = 0;
+  while (!done()) {
+    bool did = false;
+    if (absl::Status s = progress(did); !s.ok()) return s;
+    if (did) {
+      idle = 0;
+      continue;
+    }
+    if (done()) break;
+    ++idle;
+    if (idle < options_.spin_polls) continue;
+    if (idle < 2 * options_.spin_polls) {
+      std::this_thread::yield();
+      continue;
+    }
+    if (nic_.runs_inline()) {
+      nic_.wait(absl::Milliseconds(50));
+    } else {
+      nic_.channel().host_wait(absl::Milliseconds(50));
+    }
+    idle = 0;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status shared_memory_manager::drain() {
+  return wait_for([this] { return hit_.empty() && slots_.outstanding() == 0; });
+}
+
+}  // namespace iso::runtime

@@ -1,0 +1,151 @@
+// The shared memory manager (SMM): the host side of isotach. It builds isochrons, hands
+// their remote parts to the NIC, files what arrives into pulse buckets, and when the NIC
+// says a pulse is over (EOP) executes that pulse's operations in (pid, rank) order, running
+// this node's own local parts when their isochron markers come up (Regehr, section 3.2).
+//
+//   smm.begin();  smm.add(op_code::write, 8, addr, 1, values, 0);  smm.end();
+//   auto t = ...read...;  smm.wait_for([&] { return smm.ready(t); });
+//
+// One thread uses an SMM (the node's application thread).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/functional/function_ref.h"
+#include "absl/status/statusor.h"
+#include "iso/trace.hpp"
+#include "nicfw/engine.hpp"
+#include "runtime/smm/isochron_builder.hpp"
+#include "runtime/smm/local_memory.hpp"
+#include "runtime/smm/page_table.hpp"
+#include "runtime/smm/read_slots.hpp"
+
+namespace iso::runtime {
+
+using message_handler = std::function<void(node_id source, std::span<const std::byte> payload)>;
+
+struct smm_options {
+  std::uint32_t page_variables = 512;
+  bool trace = false;
+  int spin_polls = 256;  // polls before yielding, and as many again before sleeping
+};
+
+class shared_memory_manager final : public execution_sink {
+ public:
+  shared_memory_manager(node_id self, nicfw::engine& nic, const smm_options& options);
+
+  [[nodiscard]] node_id self() const { return self_; }
+  [[nodiscard]] const page_table& pages() const { return pages_; }
+
+  // Collective: every node makes the same calls in the same order.
+  [[nodiscard]] absl::StatusOr<std::uint64_t> allocate(std::uint64_t count, std::uint8_t width,
+                                                       const copyset_rule& rule);
+
+  // Isochrons. FailedPrecondition: begin() while one is open, or an operation or end()
+  // while none is, or from inside a message handler.
+  [[nodiscard]] absl::Status begin();
+  [[nodiscard]] absl::Status read(std::uint8_t width, std::uint64_t address, std::uint32_t count,
+                                  read_slots::ticket& ticket);
+  [[nodiscard]] absl::Status write(std::uint8_t width, std::uint64_t address,
+                                   std::span<const std::uint64_t> values);
+  // FailedPrecondition when this node already has an outstanding sched on the address.
+  [[nodiscard]] absl::Status sched(std::uint8_t width, std::uint64_t address);
+  // FailedPrecondition when this node has no outstanding sched on the address.
+  [[nodiscard]] absl::Status assign(std::uint8_t width, std::uint64_t address,
+                                    std::uint64_t value);
+  // NotFound when no handler is registered under `handler` (handlers are registered alike
+  // on every node).
+  [[nodiscard]] absl::Status message(node_id to, std::uint32_t handler,
+                                     std::span<const std::byte> payload);
+  // Issues the isochron. Blocks (polling) only while the NIC's queue is full.
+  [[nodiscard]] absl::Status end();
+  [[nodiscard]] bool in_isochron() const { return builder_.open(); }
+
+  void set_handler(std::uint32_t handler, message_handler fn);
+
+  // Read results.
+  [[nodiscard]] bool ready(read_slots::ticket t) const { return slots_.ready(t); }
+  [[nodiscard]] std::span<const std::uint64_t> values(read_slots::ticket t) const {
+    return slots_.values(t);
+  }
+  void close(read_slots::ticket t) { slots_.close(t); }
+
+  // Plain (non-isotach) packets between hosts, FIFO per pair; `on_plain` gets them.
+  [[nodiscard]] absl::Status send_plain(node_id to, std::span<const std::byte> bytes);
+  void set_plain_receiver(std::function<void(node_id, std::span<const std::byte>)> on_plain) {
+    on_plain_ = std::move(on_plain);
+  }
+
+  // One round of progress: the NIC (inline mode), then deliveries and due pulses.
+  [[nodiscard]] absl::Status progress(bool& did_work);
+  // Makes progress until `done()`; spins, then yields, then sleeps. Errors: the NIC's or
+  // an execution's failure.
+  [[nodiscard]] absl::Status wait_for(absl::FunctionRef<bool()> done);
+  // Until every isochron this node issued has executed here and every read has arrived.
+  [[nodiscard]] absl::Status drain();
+
+  [[nodiscard]] const std::vector<trace_event>& trace() const { return trace_; }
+  [[nodiscard]] std::uint64_t executed_pulse() const { return executed_pulse_; }
+
+  // execution_sink
+  void read_result(node_id reader, std::uint32_t slot, std::uint32_t first,
+                   std::span<const std::uint64_t> values) override;
+  [[nodiscard]] absl::Status run_handler(node_id source, std::uint32_t handler,
+                                         std::span<const std::byte> payload) override;
+  void executed(const exec_position& at, std::uint32_t op_index, op_code code,
+                std::uint64_t address, std::uint64_t value) override;
+  [[nodiscard]] bool tracing() const override { return options_.trace; }
+
+ private:
+  struct bucket_item {
+    node_id source;
+    bool own_marker;
+    std::uint32_t sequence;       // own_marker
+    std::vector<std::byte> ops;   // remote
+  };
+  struct local_part {
+    bool net;                  // has a remote part: runs when its marker comes up
+    std::uint32_t sequence;    // net only
+    std::uint64_t rank;
+    std::vector<std::byte> ops;
+  };
+
+  [[nodiscard]] absl::Status check_open(const char* what) const;
+  void on_delivery(const nicfw::delivery& d);
+  [[nodiscard]] absl::Status run_pulse(std::uint64_t pulse, std::uint32_t count);
+  [[nodiscard]] absl::Status run_stream(node_id source, std::uint64_t pulse, bool after_pulse,
+                                        std::span<const std::byte> stream);
+  [[nodiscard]] absl::Status run_local_part(const local_part& part, std::uint64_t pulse,
+                                            bool after_pulse);
+  [[nodiscard]] absl::Status send_direct(node_id to, std::span<const comm::byte_span> pieces);
+  [[nodiscard]] absl::Status nic_status() const;
+
+  node_id self_;
+  nicfw::engine& nic_;
+  smm_options options_;
+  page_table pages_;
+  local_memory memory_;
+  read_slots slots_;
+  isochron_builder builder_;
+  std::uint64_t next_rank_ = 0;
+  std::uint32_t next_sequence_ = 0;
+  absl::flat_hash_set<std::uint64_t> outstanding_scheds_;
+  std::map<std::uint64_t, std::vector<bucket_item>> buckets_;
+  std::deque<local_part> hit_;  // local parts not yet executed, in issue order
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> due_pulses_;  // EOPs seen, not run
+  absl::flat_hash_map<std::uint32_t, message_handler> handlers_;
+  std::function<void(node_id, std::span<const std::byte>)> on_plain_;
+  std::vector<trace_event> trace_;
+  std::uint64_t executed_pulse_ = 0;
+  bool in_handler_ = false;
+  absl::Status delivery_error_;
+};
+
+}  // namespace iso::runtime
