@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <numeric>
 #include <vector>
@@ -92,7 +93,7 @@ TEST(ByteRing, WrapsWithoutTearingAnySize) {
     while (c.peek(r) == ring_consumer::peek_result::record) {
       ASSERT_EQ(r.payload.size(), expected_size) << "record " << received;
       const auto want = pattern(expected_size, expected_seed);
-      ASSERT_EQ(std::memcmp(r.payload.data(), want.data(), want.size()), 0) << "record " << received;
+      ASSERT_TRUE(std::equal(want.begin(), want.end(), r.payload.begin())) << "record " << received;
       c.advance(r);
       c.release_to(r.end);
       expected_size = (expected_size + 13) % (max + 1);
