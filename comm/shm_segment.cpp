@@ -37,8 +37,11 @@ constexpr std::size_t kHeaderBytes = 4096;
 static_assert(sizeof(std::atomic<std::uint64_t>) == 8);
 
 std::size_t boards_offset() { return kHeaderBytes; }
-std::size_t fabric_offset(std::uint32_t nodes) {
+std::size_t marks_offset(std::uint32_t nodes) {
   return kHeaderBytes + std::size_t{nodes} * shm_segment::kBoardBytes;
+}
+std::size_t fabric_offset(std::uint32_t nodes) {
+  return marks_offset(nodes) + ((std::size_t{nodes} * 8 + 63) & ~std::size_t{63});
 }
 
 void futex_wait(std::atomic<std::uint32_t>* word, std::uint32_t expected, absl::Duration timeout) {
@@ -229,6 +232,24 @@ absl::StatusOr<bool> shm_segment::barrier_passed(std::uint32_t ticket) const {
     return absl::AbortedError(absl::StrFormat("node %u failed; the job is stopping", failed - 1));
   }
   return false;
+}
+
+void shm_segment::publish_mark(std::uint32_t node, std::uint64_t value) {
+  auto* marks = reinterpret_cast<std::atomic<std::uint64_t>*>(base_ + marks_offset(nodes()));
+  std::uint64_t seen = marks[node].load(std::memory_order_relaxed);
+  while (seen < value &&
+         !marks[node].compare_exchange_weak(seen, value, std::memory_order_release)) {
+  }
+}
+
+std::uint64_t shm_segment::max_mark() const {
+  const auto* marks =
+      reinterpret_cast<const std::atomic<std::uint64_t>*>(base_ + marks_offset(nodes()));
+  std::uint64_t most = 0;
+  for (std::uint32_t n = 0; n < nodes(); ++n) {
+    most = std::max(most, marks[n].load(std::memory_order_acquire));
+  }
+  return most;
 }
 
 std::span<std::byte> shm_segment::board(std::uint32_t node) {

@@ -69,6 +69,12 @@ class shm_segment {
   [[nodiscard]] std::uint32_t barrier_arrive();
   [[nodiscard]] absl::StatusOr<bool> barrier_passed(std::uint32_t ticket) const;
 
+  // A monotone value per node (e.g. the last logical time it issued work for), published
+  // before a barrier and reduced with max after it. Values only grow, so a node that reads
+  // one published for a later barrier still gets a safe upper bound.
+  void publish_mark(std::uint32_t node, std::uint64_t value);
+  [[nodiscard]] std::uint64_t max_mark() const;
+
   // The key-value board of `node`: written by its owner before a barrier, read by anyone
   // after it.
   [[nodiscard]] std::span<std::byte> board(std::uint32_t node);

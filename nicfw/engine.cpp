@@ -58,7 +58,8 @@ void engine::thread_main() {
     if (idle_since == absl::InfiniteFuture()) idle_since = now;
     if (now - idle_since < options_.spin) continue;
     transport_->wait(absl::Milliseconds(100), [this] {
-      return channel_.nic_has_submissions() || stop_.load(std::memory_order_relaxed);
+      return channel_.nic_has_submissions() || stop_.load(std::memory_order_relaxed) ||
+             host_demand_.load(std::memory_order_relaxed) > siu_.pulse();
     });
     idle_since = absl::Now();
   }
@@ -78,6 +79,13 @@ void engine::wait(absl::Duration timeout) {
   transport_->wait(timeout, [this] { return channel_.nic_has_submissions(); });
 }
 
+void engine::demand(std::uint64_t pulse) {
+  std::uint64_t seen = host_demand_.load(std::memory_order_relaxed);
+  while (seen < pulse && !host_demand_.compare_exchange_weak(seen, pulse)) {
+  }
+  wake();
+}
+
 void engine::wake() {
   if (!inline_) transport_->wake();
 }
@@ -88,7 +96,7 @@ absl::Status engine::failure() const {
 }
 
 nic_time engine::time() const {
-  return {pulse_.load(std::memory_order_relaxed), closed_.load(std::memory_order_relaxed)};
+  return {pulse_.load(std::memory_order_relaxed), closed_.load(std::memory_order_acquire)};
 }
 
 void engine::fail(const absl::Status& status) {
@@ -119,6 +127,7 @@ absl::Status engine::poll_once(bool& did_work) {
   if (!packet_status.ok()) return packet_status;
   did_work |= handled != 0;
 
+  siu_.on_demand(host_demand_.load(std::memory_order_relaxed));
   if (absl::Status s = siu_.advance(did_work); !s.ok()) return s;
   for (auto& tm : tms_) {
     if (absl::Status s = tm->advance(did_work); !s.ok()) return s;
@@ -131,7 +140,9 @@ absl::Status engine::poll_once(bool& did_work) {
     channel_.nic_ring_host();
   }
   pulse_.store(siu_.pulse(), std::memory_order_relaxed);
-  closed_.store(siu_.closed(), std::memory_order_relaxed);
+  // Published only when every delivery (EOPs included) is in the host queue, so a host that
+  // sees closed >= p and then drains the queue has executed every pulse up to p.
+  if (overflow_.empty()) closed_.store(siu_.closed(), std::memory_order_release);
   return absl::OkStatus();
 }
 

@@ -49,7 +49,8 @@ struct engine_options {
 // A snapshot of the NIC's logical time, readable from any thread.
 struct nic_time {
   std::uint64_t pulse = 0;   // last token this node's SIU sent
-  std::uint64_t closed = 0;  // every pulse up to this one is complete here
+  std::uint64_t closed = 0;  // every pulse up to this one is complete here, and its EOP (if
+                             // any) is already in the host queue
 };
 
 class engine {
@@ -74,6 +75,10 @@ class engine {
 
   // Inline mode: sleeps until a packet arrives or `timeout` passes.
   void wait(absl::Duration timeout);
+
+  // Host -> NIC: someone needs logical time to reach `pulse` (lazy time otherwise stands
+  // still). Thread mode: takes effect on the NIC thread's next round.
+  void demand(std::uint64_t pulse);
 
   // Host -> NIC: there are new submissions (wakes a sleeping NIC thread). Cheap when awake.
   void wake();
@@ -115,6 +120,7 @@ class engine {
   submission scratch_submission_;
 
   std::atomic<bool> stop_{false};
+  std::atomic<std::uint64_t> host_demand_{0};
   std::atomic<std::uint64_t> pulse_{0};
   std::atomic<std::uint64_t> closed_{0};
   mutable absl::Mutex failure_mu_;

@@ -45,6 +45,23 @@ std::unique_ptr<node> node_state::make_node(std::unique_ptr<node_state> state) {
 std::size_t node_state::max_message_size() const { return nic_->channel().max_record() - 64; }
 
 absl::Status node_state::barrier() {
+  // Our own isochrons first: then our last stamp is known and final.
+  if (absl::Status s = smm_.drain_issued(); !s.ok()) return s;
+  boot_->publish_mark(smm_.last_stamp());
+  if (absl::Status s = rendezvous(); !s.ok()) return s;
+  // Everything issued before the barrier, by anyone, executes here before we leave.
+  return smm_.sync_to(boot_->max_mark());
+}
+
+absl::StatusOr<std::uint64_t> node_state::allocate(std::uint64_t count, std::uint8_t width,
+                                                   const runtime::copyset_rule& rule) {
+  absl::StatusOr<std::uint64_t> first = smm_.allocate(count, width, rule);
+  if (!first.ok()) return first;
+  if (absl::Status s = rendezvous(); !s.ok()) return s;
+  return first;
+}
+
+absl::Status node_state::rendezvous() {
   const std::uint64_t ticket = boot_->barrier_arrive();
   const absl::Time deadline = absl::Now() + absl::FromChrono(options_.barrier_timeout);
   absl::Status outcome;
@@ -138,7 +155,7 @@ void node::set_handler(handler_id id,
 
 address node::allocate_raw(std::size_t count, std::size_t width, const placement& where) {
   const std::uint32_t nodes = this->count();
-  absl::StatusOr<std::uint64_t> first = state_->smm().allocate(
+  absl::StatusOr<std::uint64_t> first = state_->allocate(
       count, static_cast<std::uint8_t>(width),
       [&](std::uint64_t page) { return where.copyset(page, nodes); });
   if (!first.ok()) detail::throw_status(first.status());

@@ -31,8 +31,15 @@ class node_state {
   [[nodiscard]] runtime::bootstrap& boot() { return *boot_; }
   [[nodiscard]] runtime::shared_memory_manager& smm() { return smm_; }
 
-  // A barrier that keeps this node serving others while it waits.
+  // A barrier that keeps this node serving others while it waits, and orders isotach
+  // memory: every isochron issued anywhere before it has executed everywhere after it.
   [[nodiscard]] absl::Status barrier();
+  // The barrier without the memory ordering: every node has arrived. Serves others.
+  [[nodiscard]] absl::Status rendezvous();
+  // Collective allocation; returns once every node has made it, so no node can operate on
+  // pages another does not know yet.
+  [[nodiscard]] absl::StatusOr<std::uint64_t> allocate(std::uint64_t count, std::uint8_t width,
+                                                       const runtime::copyset_rule& rule);
   [[nodiscard]] absl::Status send(node_id to, std::span<const std::byte> bytes);
   [[nodiscard]] absl::StatusOr<message> receive();
 

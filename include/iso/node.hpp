@@ -68,9 +68,11 @@ class node {
   // The number of nodes in the job.
   [[nodiscard]] std::uint32_t count() const;
 
-  // Waits until every node of the job has called barrier() as often as this one. Throws
-  // iso::error (deadline_exceeded) after options::barrier_timeout, or (aborted) when
-  // another node failed. Not ordered with isotach traffic.
+  // Waits until every node of the job has called barrier() as often as this one, serving
+  // the other nodes meanwhile. It also orders isotach memory: every isochron any node
+  // issued before the barrier has executed on every node when barrier() returns, so reads
+  // after it see writes before it. Throws iso::error (deadline_exceeded) after
+  // options::barrier_timeout, or (aborted) when another node failed.
   void barrier();
 
   // Sends `bytes` to node `to` (which may be this node); the bytes are copied once and may
@@ -90,7 +92,9 @@ class node {
 
   // Allocates `count` shared variables of type T, placed by `where`. Collective: every
   // node makes the same allocations in the same order (SPMD programs do so naturally) and
-  // gets the same addresses. Throws invalid_argument for a placement naming a bad node.
+  // gets the same addresses; it returns once every node has made the allocation, so the
+  // new variables can be used at once. Throws invalid_argument for a placement naming a
+  // bad node (on every node: the placement is the same everywhere).
   template <shared_scalar T>
   shared_array<T> allocate(std::size_t count, const placement& where = placement::everywhere()) {
     return shared_array<T>(allocate_raw(count, sizeof(T), where), count);

@@ -40,6 +40,10 @@ class bootstrap {
   // arrive, then test until passed (Aborted when the job failed). Never blocks.
   [[nodiscard]] virtual std::uint64_t barrier_arrive() = 0;
   [[nodiscard]] virtual absl::StatusOr<bool> barrier_passed(std::uint64_t ticket) const = 0;
+  // A monotone per-node mark published before barrier_arrive() and reduced with max after
+  // the barrier passed (the node runtime publishes the last logical time it issued for).
+  virtual void publish_mark(std::uint64_t value) = 0;
+  [[nodiscard]] virtual std::uint64_t max_mark() const = 0;
   // Tells the other nodes this one failed, so their bootstrap calls stop waiting.
   virtual void abort_job() = 0;
 };

@@ -28,6 +28,8 @@ class segment_bootstrap final : public bootstrap {
   [[nodiscard]] absl::StatusOr<bool> barrier_passed(std::uint64_t ticket) const override {
     return segment_->barrier_passed(static_cast<std::uint32_t>(ticket));
   }
+  void publish_mark(std::uint64_t value) override { segment_->publish_mark(rank_, value); }
+  [[nodiscard]] std::uint64_t max_mark() const override { return segment_->max_mark(); }
   void abort_job() override;
 
   [[nodiscard]] const std::shared_ptr<comm::shm_segment>& segment() const { return segment_; }

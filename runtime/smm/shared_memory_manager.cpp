@@ -248,6 +248,7 @@ void shared_memory_manager::on_delivery(const nicfw::delivery& d) {
       buckets_[d.stamp].push_back({d.source, false, 0, {d.payload.begin(), d.payload.end()}});
       return;
     case nicfw::delivery_kind::marker:
+      last_stamp_ = std::max(last_stamp_, d.stamp);
       buckets_[d.stamp].push_back({self_, true, d.sequence, {}});
       return;
     case nicfw::delivery_kind::eop:
@@ -381,6 +382,19 @@ absl::Status shared_memory_manager::wait_for(absl::FunctionRef<bool()> done) {
     idle = 0;
   }
   return absl::OkStatus();
+}
+
+absl::Status shared_memory_manager::sync_to(std::uint64_t pulse) {
+  if (pulse == 0) return absl::OkStatus();
+  nic_.demand(pulse + 1);
+  return wait_for([&] {
+    return nic_.time().closed >= pulse && !nic_.channel().host_has_deliveries() &&
+           due_pulses_.empty();
+  });
+}
+
+absl::Status shared_memory_manager::drain_issued() {
+  return wait_for([this] { return hit_.empty(); });
 }
 
 absl::Status shared_memory_manager::drain() {

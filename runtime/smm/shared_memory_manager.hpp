@@ -90,6 +90,15 @@ class shared_memory_manager final : public execution_sink {
   [[nodiscard]] absl::Status wait_for(absl::FunctionRef<bool()> done);
   // Until every isochron this node issued has executed here and every read has arrived.
   [[nodiscard]] absl::Status drain();
+  // Until every isochron this node issued has executed here (reads may still wait: one
+  // may be waiting for an assign that another node has yet to issue).
+  [[nodiscard]] absl::Status drain_issued();
+
+  // Until every pulse up to `pulse` has executed here (the NIC is asked to advance logical
+  // time that far if nobody else does).
+  [[nodiscard]] absl::Status sync_to(std::uint64_t pulse);
+  // The latest logical time this node's isochrons were stamped with (0: none yet).
+  [[nodiscard]] std::uint64_t last_stamp() const { return last_stamp_; }
 
   [[nodiscard]] const std::vector<trace_event>& trace() const { return trace_; }
   [[nodiscard]] std::uint64_t executed_pulse() const { return executed_pulse_; }
@@ -144,6 +153,7 @@ class shared_memory_manager final : public execution_sink {
   std::function<void(node_id, std::span<const std::byte>)> on_plain_;
   std::vector<trace_event> trace_;
   std::uint64_t executed_pulse_ = 0;
+  std::uint64_t last_stamp_ = 0;
   bool in_handler_ = false;
   absl::Status delivery_error_;
 };

@@ -1,0 +1,232 @@
+// Isotach shared memory through the public API, as inproc jobs (nodes are threads), with
+// the NIC on its own thread and inline: semantics of read/write/sched/assign, pipelining,
+// block operations, isochronous messages, and every misuse error.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstring>
+#include <mutex>
+#include <numeric>
+
+#include "iso/iso.hpp"
+#include "tests/support/inproc_job.hpp"
+#include "tests/support/test_support.hpp"
+
+namespace {
+
+using iso::test::run_inproc;
+
+class Isotach : public testing::TestWithParam<iso::nic_placement> {
+ protected:
+  iso::options opts() const {
+    iso::options o;
+    o.nic = GetParam();
+    o.barrier_timeout = std::chrono::seconds(60);
+    return o;
+  }
+};
+
+INSTANTIATE_TEST_SUITE_P(NicPlacements, Isotach,
+                         testing::Values(iso::nic_placement::thread,
+                                         iso::nic_placement::inline_poll),
+                         [](const testing::TestParamInfo<iso::nic_placement>& param) {
+                           return param.param == iso::nic_placement::thread ? "thread" : "inline";
+                         });
+
+// A write becomes visible everywhere, whatever the placement of the variable.
+TEST_P(Isotach, WritesAreVisibleOnEveryNodeForEveryPlacement) {
+  std::atomic<int> wrong{0};
+  const int status = run_inproc(3, opts(), [&](iso::node& node) {
+    const iso::placement placements[] = {iso::placement::everywhere(), iso::placement::on(0),
+                                         iso::placement::on(2), iso::placement::on({1, 2}),
+                                         iso::placement::spread()};
+    for (const iso::placement& where : placements) {
+      auto xs = node.allocate<std::int64_t>(3, where);
+      {
+        iso::isochron iso(node);
+        iso.write(xs[node.id()], std::int64_t{100} + node.id());
+      }
+      node.quiesce();
+      node.barrier();
+      for (iso::node_id n = 0; n < node.count(); ++n) {
+        iso::isochron iso(node);
+        iso::value<std::int64_t> v = iso.read(xs[n]);
+        iso.end();
+        if (v.get() != 100 + static_cast<std::int64_t>(n)) ++wrong;
+      }
+      node.barrier();
+    }
+  });
+  EXPECT_EQ(status, 0);
+  EXPECT_EQ(wrong.load(), 0);
+}
+
+// Hundreds of isochrons outstanding per node, none waited on until all are issued.
+TEST_P(Isotach, HundredsOfOutstandingIsochronsPipeline) {
+  std::atomic<int> wrong{0};
+  const int status = run_inproc(2, opts(), [&](iso::node& node) {
+    auto xs = node.allocate<std::uint64_t>(1000, iso::placement::spread());
+    node.barrier();
+    const iso::node_id other = 1 - node.id();
+    std::vector<iso::value<std::uint64_t>> reads;
+    for (std::uint64_t i = 0; i < 500; ++i) {
+      iso::isochron iso(node);
+      iso.write(xs[2 * i + node.id()], i * 10 + node.id());
+      reads.push_back(iso.read(xs[2 * i + node.id()]));
+    }
+    for (std::uint64_t i = 0; i < 500; ++i) {
+      if (reads[i].get() != i * 10 + node.id()) ++wrong;
+    }
+    node.quiesce();
+    node.barrier();
+    iso::isochron iso(node);
+    iso::block_value<std::uint64_t> all = iso.read(xs, 0, 1000);
+    iso.end();
+    const std::vector<std::uint64_t> values = all.get();
+    for (std::uint64_t i = 0; i < 500; ++i) {
+      if (values[2 * i + other] != i * 10 + other) ++wrong;
+    }
+  });
+  EXPECT_EQ(status, 0);
+  EXPECT_EQ(wrong.load(), 0);
+}
+
+// A read that comes after a sched in logical time returns the value the assign supplies,
+// not the value before the sched: it waited in the pending-read table.
+TEST_P(Isotach, ReadAfterSchedWaitsForTheAssign) {
+  std::atomic<std::int64_t> seen{-1};
+  const int status = run_inproc(2, opts(), [&](iso::node& node) {
+    auto x = node.allocate<std::int64_t>(1, iso::placement::on(0))[0];
+    if (node.id() == 0) {
+      iso::isochron iso(node);
+      iso.write(x, std::int64_t{5});
+      iso.sched(x);
+    }
+    node.quiesce();
+    node.barrier();  // node 0's sched has executed: node 1's next isochron comes after it
+    iso::value<std::int64_t> v;
+    if (node.id() == 1) {
+      iso::isochron iso(node);
+      v = iso.read(x);
+    }
+    node.barrier();
+    if (node.id() == 0) {
+      iso::isochron iso(node);
+      iso.assign(x, std::int64_t{7});
+    } else {
+      seen = v.get();
+    }
+  });
+  EXPECT_EQ(status, 0);
+  EXPECT_EQ(seen.load(), 7);
+}
+
+TEST_P(Isotach, BlockOperationsSpanPages) {
+  std::atomic<int> wrong{0};
+  iso::options o = opts();
+  o.page_variables = 64;
+  const int status = run_inproc(2, o, [&](iso::node& node) {
+    auto xs = node.allocate<double>(300, iso::placement::spread());
+    if (node.id() == 0) {
+      std::vector<double> values(250);
+      std::iota(values.begin(), values.end(), 0.5);
+      iso::isochron iso(node);
+      iso.write(xs, 20, std::span<const double>(values));
+    }
+    node.quiesce();
+    node.barrier();
+    iso::isochron iso(node);
+    auto block = iso.read(xs, 20, 250);
+    iso.end();
+    const std::vector<double> got = block.get();
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      if (got[i] != 0.5 + static_cast<double>(i)) ++wrong;
+    }
+  });
+  EXPECT_EQ(status, 0);
+  EXPECT_EQ(wrong.load(), 0);
+}
+
+// Isochronous messages reach every receiver in one order, mixed with memory operations;
+// per sender that order is issue order.
+TEST_P(Isotach, MessagesArriveInOneOrderEverywhere) {
+  constexpr int kNodes = 3;
+  constexpr std::uint32_t kPerNode = 200;
+  std::mutex mu;
+  std::vector<std::vector<std::pair<iso::node_id, std::uint32_t>>> orders(kNodes);
+  const int status = run_inproc(kNodes, opts(), [&](iso::node& node) {
+    std::vector<std::pair<iso::node_id, std::uint32_t>> mine;
+    node.set_handler(7, [&](iso::node_id source, std::span<const std::byte> payload) {
+      std::uint32_t seq;
+      std::memcpy(&seq, payload.data(), sizeof(seq));
+      mine.emplace_back(source, seq);
+    });
+    auto x = node.allocate<std::int32_t>(1)[0];
+    node.barrier();
+    for (std::uint32_t i = 0; i < kPerNode; ++i) {
+      iso::isochron iso(node);
+      for (iso::node_id to = 0; to < node.count(); ++to) {
+        iso.send(to, 7, std::as_bytes(std::span(&i, 1)));
+      }
+      iso.write(x, static_cast<std::int32_t>(i));
+    }
+    while (mine.size() < kPerNode * node.count()) node.poll();
+    std::lock_guard lock(mu);
+    orders[node.id()] = mine;
+  });
+  EXPECT_EQ(status, 0);
+  for (int n = 1; n < kNodes; ++n) EXPECT_EQ(orders[n], orders[0]) << "node " << n;
+  std::vector<std::uint32_t> next(kNodes, 0);
+  for (const auto& [source, seq] : orders[0]) {
+    EXPECT_EQ(seq, next[source]) << "from node " << source;
+    next[source] = seq + 1;
+  }
+}
+
+TEST_P(Isotach, MisuseIsAClearErrorAndChangesNothing) {
+  std::atomic<int> checked{0};
+  const int status = run_inproc(2, opts(), [&](iso::node& node) {
+    auto x = node.allocate<std::int64_t>(4)[0];
+    auto small = node.allocate<std::int32_t>(4)[0];
+    auto expect_error = [&](iso::error_code code, const char* fragment, auto&& action) {
+      try {
+        action();
+        ADD_FAILURE() << "no error; expected " << fragment;
+      } catch (const iso::error& e) {
+        EXPECT_EQ(e.code(), code) << e.what();
+        EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+        ++checked;
+      }
+    };
+    iso::isochron iso(node);
+    expect_error(iso::error_code::failed_precondition, "without a sched",
+                 [&] { iso.assign(x, std::int64_t{1}); });
+    iso.sched(x);
+    expect_error(iso::error_code::failed_precondition, "already has an outstanding sched",
+                 [&] { iso.sched(x); });
+    expect_error(iso::error_code::out_of_range, "outside isotach memory",
+                 [&] { iso.write(iso::shared_var<std::int64_t>(1u << 30), std::int64_t{1}); });
+    expect_error(iso::error_code::invalid_argument, "32-bit",
+                 [&] { iso.write_raw(x.where(), 4, std::vector<std::uint64_t>{1}); });
+    expect_error(iso::error_code::invalid_argument, "64-bit",
+                 [&] { iso.write_raw(small.where(), 8, std::vector<std::uint64_t>{1}); });
+    expect_error(iso::error_code::not_found, "no handler",
+                 [&] { iso.send(0, 99, {}); });
+    expect_error(iso::error_code::failed_precondition, "already open",
+                 [&] { iso::isochron nested(node); });
+    iso.assign(x, std::int64_t{3});  // the isochron is still usable after the errors
+    iso.end();
+    expect_error(iso::error_code::invalid_argument, "placed on node 5",
+                 [&] { node.allocate<std::int64_t>(1, iso::placement::on(5)); });
+    node.quiesce();
+    node.barrier();
+    iso::isochron check(node);
+    auto v = check.read(x);
+    check.end();
+    EXPECT_EQ(v.get(), 3);
+  });
+  EXPECT_EQ(status, 0);
+  EXPECT_EQ(checked.load(), 2 * 8);
+}
+
+}  // namespace
