@@ -19,6 +19,7 @@ void isochron_builder::begin(std::uint64_t rank) {
   local_ops_ = 0;
   delta_ = 0;
   rank_ = rank;
+  next_index_ = 0;
   open_ = true;
 }
 
@@ -39,6 +40,9 @@ absl::Status isochron_builder::add(op_code code, std::uint8_t width, std::uint64
                                    std::uint32_t count, std::span<const std::uint64_t> values,
                                    std::uint32_t slot) {
   if (count == 0) return absl::InvalidArgumentError("an operation needs at least one variable");
+  if (next_index_ == 0xffff) {
+    return absl::ResourceExhaustedError("an isochron holds at most 65535 operations");
+  }
   // Validate the whole range before adding anything.
   for (std::uint64_t a = address; a < address + count;) {
     absl::StatusOr<const page_info*> page = pages_.find(a);
@@ -56,7 +60,8 @@ absl::Status isochron_builder::add(op_code code, std::uint8_t width, std::uint64
     const std::uint64_t page_end = (pages_.page_of(a) + 1) * pages_.page_variables();
     const std::uint32_t n =
         static_cast<std::uint32_t>(std::min<std::uint64_t>(count - done, page_end - a));
-    const op_header header{.code = code, .width = width, .count = n, .address = a};
+    const op_header header{
+        .code = code, .width = width, .index = next_index_, .count = n, .address = a};
     auto emit = [&](node_id target) {
       std::vector<std::byte>& s = stream_for(target);
       op_writer out(s);
@@ -73,6 +78,7 @@ absl::Status isochron_builder::add(op_code code, std::uint8_t width, std::uint64
     }
     done += n;
   }
+  ++next_index_;
   return absl::OkStatus();
 }
 
@@ -82,10 +88,14 @@ absl::Status isochron_builder::add_message(node_id to, std::uint32_t handler,
     return absl::InvalidArgumentError(
         absl::StrFormat("message to node %u: the job has nodes 0..%u", to, streams_.size() - 1));
   }
+  if (next_index_ == 0xffff) {
+    return absl::ResourceExhaustedError("an isochron holds at most 65535 operations");
+  }
   std::vector<std::byte>& s = stream_for(to);
   op_writer out(s);
   out.put(op_header{.code = op_code::message,
                     .width = 0,
+                    .index = next_index_++,
                     .count = static_cast<std::uint32_t>(payload.size()),
                     .address = handler});
   out.put_bytes(payload);

@@ -21,8 +21,8 @@ class isochron_builder {
   void begin(std::uint64_t rank);
   [[nodiscard]] bool open() const { return open_; }
 
-  // Checks the range first (OutOfRange: outside memory; InvalidArgument: wrong width), so a
-  // rejected operation adds nothing. `values` is empty for read and sched; for a read,
+  // Checks the range first (OutOfRange: outside memory; InvalidArgument: wrong width;
+  // ResourceExhausted: more than 65535 operations), so a rejected operation adds nothing. `values` is empty for read and sched; for a read,
   // `slot` names where results go.
   [[nodiscard]] absl::Status add(op_code code, std::uint8_t width, std::uint64_t address,
                                  std::uint32_t count, std::span<const std::uint64_t> values,
@@ -50,6 +50,7 @@ class isochron_builder {
   std::uint64_t local_ops_ = 0;
   std::uint32_t delta_ = 0;
   std::uint64_t rank_ = 0;
+  std::uint16_t next_index_ = 0;
   bool open_ = false;
 };
 

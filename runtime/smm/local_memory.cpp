@@ -47,11 +47,11 @@ absl::StatusOr<local_memory::variable*> local_memory::locate(node_id source,
 absl::Status local_memory::execute(node_id source, const exec_position& at,
                                    std::span<const std::byte> operations, execution_sink& sink) {
   op_reader in(operations);
-  std::uint32_t op_index = 0;
   const bool tracing = sink.tracing();
   while (!in.done()) {
     op_header op;
     if (!in.get(op)) return malformed(source, "truncated header");
+    const std::uint32_t op_index = op.index;
     if (op.code == op_code::message) {
       std::span<const std::byte> payload;
       if (!in.get_bytes(op.count, payload)) return malformed(source, "truncated message");
@@ -59,7 +59,6 @@ absl::Status local_memory::execute(node_id source, const exec_position& at,
           !s.ok()) {
         return s;
       }
-      ++op_index;
       continue;
     }
     if (op.count == 0 || op.count > pages_.page_variables() ||
@@ -137,7 +136,6 @@ absl::Status local_memory::execute(node_id source, const exec_position& at,
       default:
         return malformed(source, "unknown operation code");
     }
-    ++op_index;
   }
   return absl::OkStatus();
 }

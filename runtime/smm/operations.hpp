@@ -23,7 +23,9 @@ enum class op_code : std::uint8_t { read = 1, write = 2, sched = 3, assign = 4, 
 struct op_header {
   op_code code;
   std::uint8_t width;  // bytes per variable: 4 or 8
-  std::uint16_t reserved = 0;
+  // The operation's position in its isochron, the same at every destination (so that the
+  // history orders an isochron's operations identically everywhere).
+  std::uint16_t index = 0;
   std::uint32_t count;
   std::uint64_t address;
 };
