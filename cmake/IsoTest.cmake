@@ -1,13 +1,15 @@
 # iso_add_test(<name> SOURCES <src>... [LIBS <target>...] [LABELS <label>...]
-#              [TIMEOUT <seconds>] [NODES <n>] [TRANSPORT shm|inproc])
+#              [TIMEOUT <seconds>] [NODES <n>] [TRANSPORT shm|inproc] [JOB_MAIN])
 # iso_add_test(<name> COMMAND <program> <args>... [LABELS ...] [TIMEOUT <seconds>])
 #
 # The one way tests are registered. Builds <name> with GoogleTest and registers it with
 # ctest under a timeout (default 60 s). With NODES, the test runs as a real job of n
 # processes started by isorun, which also enforces the timeout inside the job. With
-# COMMAND, the test is a script or program that is not built here.
+# COMMAND, the test is a script or program that is not built here. With JOB_MAIN, every
+# process joins the job once and all its tests share that node (tests/support/job_test.hpp).
 function(iso_add_test name)
-  cmake_parse_arguments(ARG "" "TIMEOUT;NODES;TRANSPORT" "SOURCES;LIBS;LABELS;COMMAND" ${ARGN})
+  cmake_parse_arguments(ARG "JOB_MAIN" "TIMEOUT;NODES;TRANSPORT" "SOURCES;LIBS;LABELS;COMMAND"
+                        ${ARGN})
   if(ARG_COMMAND)
     add_test(NAME ${name} COMMAND ${ARG_COMMAND})
     set_tests_properties(${name} PROPERTIES TIMEOUT ${ARG_TIMEOUT} LABELS "${ARG_LABELS}")
@@ -20,7 +22,11 @@ function(iso_add_test name)
     set(ARG_TRANSPORT shm)
   endif()
   add_executable(${name} ${ARG_SOURCES})
-  target_link_libraries(${name} PRIVATE iso_test_main ${ARG_LIBS} iso_warnings)
+  if(ARG_JOB_MAIN)
+    target_link_libraries(${name} PRIVATE iso_job_test_main ${ARG_LIBS} iso_warnings)
+  else()
+    target_link_libraries(${name} PRIVATE iso_test_main ${ARG_LIBS} iso_warnings)
+  endif()
   if(ARG_NODES)
     add_test(NAME ${name}
              COMMAND $<TARGET_FILE:isorun> -n ${ARG_NODES} --transport ${ARG_TRANSPORT}
