@@ -1,0 +1,61 @@
+#include "tools/bench/bench_driver.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+
+#include "absl/strings/str_format.h"
+
+namespace iso::bench {
+
+std::optional<summary> summarize(std::vector<double> samples) {
+  if (samples.empty()) return std::nullopt;
+  std::sort(samples.begin(), samples.end());
+  const std::size_t n = samples.size();
+  const double median = n % 2 ? samples[n / 2] : (samples[n / 2 - 1] + samples[n / 2]) / 2;
+  return summary{median, samples.front(), samples.back()};
+}
+
+bool collect(const std::string& command, sample_table& into, bool tolerate_exit) {
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return false;
+  char line[512];
+  while (std::fgets(line, sizeof(line), pipe) != nullptr) {
+    std::istringstream in(line);
+    std::string key;
+    double value = 0;
+    if (in >> key >> value) into[key].push_back(value);
+  }
+  const int status = ::pclose(pipe);
+  return tolerate_exit || status == 0;
+}
+
+std::string cell(const std::optional<summary>& s, const char* format) {
+  if (!s) return "-";
+  const absl::ParsedFormat<'f'>* f = absl::ParsedFormat<'f'>::New(format).release();
+  std::string out = absl::StrFormat("%s [%s-%s]", absl::StrFormat(*f, s->median),
+                                    absl::StrFormat(*f, s->min), absl::StrFormat(*f, s->max));
+  delete f;
+  return out;
+}
+
+void print_header(const char* ours_name, const char* peer_name) {
+  std::printf("%-34s %-26s %-26s %s\n", "", ours_name, peer_name, "ratio");
+}
+
+void print_row(const std::string& label, const std::optional<summary>& ours,
+               const std::optional<summary>& peer) {
+  std::string ratio = "-";
+  if (ours && peer && peer->median > 0) ratio = absl::StrFormat("%.1fx", ours->median / peer->median);
+  std::printf("%-34s %-26s %-26s %s\n", label.c_str(), cell(ours).c_str(), cell(peer).c_str(),
+              ratio.c_str());
+}
+
+std::string program_directory() {
+  return std::filesystem::canonical("/proc/self/exe").parent_path().string();
+}
+
+}  // namespace iso::bench

@@ -1,0 +1,131 @@
+// iso-lat: latency of isochrons with one read.
+//   remote: the variable's only copy is on the other node (2 nodes); the read travels
+//           there, executes at the isochron's logical time and the value comes back.
+//           Broken down into issue (building and issuing the isochron) and wait (until
+//           the value is here).
+//   local:  the variable's copy is on this node: a purely local isochron.
+// Beside them, OpenSHMEM's shmem_g (a remote 8-byte read) measured in the same run.
+//
+//   build/bin/iso-lat            # drives: isorun -n 2 for ours, oshrun for the peer
+//   build/bin/iso-lat --quick    # fewer repetitions (for tests)
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include <iso/iso.hpp>
+
+#include "absl/strings/str_format.h"
+#include "tools/bench/bench_driver.hpp"
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+double micros(clock_type::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
+
+void worker(iso::node& node, int repetitions, int iterations) {
+  auto remote = node.allocate<std::int64_t>(1, iso::placement::on(1))[0];
+  auto local = node.allocate<std::int64_t>(1, iso::placement::on(0))[0];
+  auto done = node.allocate<std::int64_t>(1, iso::placement::on(1))[0];
+  node.barrier();
+  if (node.id() == 1) {
+    // Serve node 0's reads, polling, until it says it is done.
+    for (;;) {
+      for (int i = 0; i < 1000; ++i) node.poll();
+      iso::isochron iso(node);
+      auto flag = iso.read(done);
+      iso.end();
+      if (flag.get() != 0) break;
+    }
+  } else {
+    for (int rep = 0; rep < repetitions; ++rep) {
+      clock_type::duration issue{}, wait{};
+      const auto start = clock_type::now();
+      for (int i = 0; i < iterations; ++i) {
+        const auto t0 = clock_type::now();
+        iso::isochron iso(node);
+        iso::value<std::int64_t> v = iso.read(remote);
+        iso.end();
+        const auto t1 = clock_type::now();
+        (void)v.get();
+        const auto t2 = clock_type::now();
+        issue += t1 - t0;
+        wait += t2 - t1;
+      }
+      const double total = micros(clock_type::now() - start) / iterations;
+      const auto local_start = clock_type::now();
+      for (int i = 0; i < iterations; ++i) {
+        iso::isochron iso(node);
+        iso::value<std::int64_t> v = iso.read(local);
+        iso.end();
+        (void)v.get();
+      }
+      const double local_total = micros(clock_type::now() - local_start) / iterations;
+      std::printf("remote_total_us %.4f\nremote_issue_us %.4f\nremote_wait_us %.4f\n"
+                  "local_total_us %.4f\n",
+                  total, micros(issue) / iterations, micros(wait) / iterations, local_total);
+      std::fflush(stdout);
+    }
+    iso::isochron iso(node);
+    iso.write(done, std::int64_t{1});
+  }
+  node.barrier();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool quick = false;
+  bool as_worker = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--quick") == 0) {
+      quick = true;
+    } else if (std::strcmp(argv[i], "--worker") == 0) {
+      as_worker = true;
+    } else {
+      std::fprintf(stderr, "usage: iso-lat [--quick]\n");
+      return 2;
+    }
+  }
+  const int repetitions = quick ? 3 : 9;
+  const int iterations = quick ? 2000 : 20000;
+  if (as_worker) {
+    return iso::run(argc, argv, [&](iso::node& node) { worker(node, repetitions, iterations); });
+  }
+
+  const std::string bin = iso::bench::program_directory();
+  const std::string self = bin + "/iso-lat";
+  const std::string flags = quick ? " --quick" : "";
+  iso::bench::sample_table ours, peer;
+  const bool have_peer = std::system(absl::StrFormat("test -x '%s/iso-shmem-peer'", bin).c_str()) == 0;
+  const int rounds = quick ? 1 : 3;
+  std::printf("iso-lat: single-read isochrons, 2 processes (shm), %d rounds x %d repetitions\n",
+              rounds, repetitions);
+  std::fflush(stdout);
+  for (int round = 0; round < rounds; ++round) {
+    if (!iso::bench::collect(
+            absl::StrFormat("'%s/isorun' -n 2 -- '%s' --worker%s", bin, self, flags), ours)) {
+      std::fprintf(stderr, "iso-lat: our measurement failed\n");
+      return 1;
+    }
+    if (have_peer) {
+      iso::bench::collect(absl::StrFormat("'%s/run_shmem_peer.sh' '%s/iso-shmem-peer'%s "
+                                          "2>/dev/null",
+                                          bin, bin, flags),
+                          peer, /*tolerate_exit=*/true);
+    }
+  }
+  if (!have_peer) std::printf("(no OpenSHMEM peer built: ours only)\n");
+  using iso::bench::summarize;
+  std::printf("\nmicroseconds: median [min-max]\n");
+  iso::bench::print_header("iso", "OpenSHMEM");
+  iso::bench::print_row("remote read isochron (total)", summarize(ours["remote_total_us"]),
+                        summarize(peer["shmem_g_us"]));
+  iso::bench::print_row("  issue", summarize(ours["remote_issue_us"]), std::nullopt);
+  iso::bench::print_row("  wait for the value", summarize(ours["remote_wait_us"]), std::nullopt);
+  iso::bench::print_row("local read isochron", summarize(ours["local_total_us"]),
+                        std::nullopt);
+  return 0;
+}
