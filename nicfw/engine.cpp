@@ -127,7 +127,7 @@ absl::Status engine::poll_once(bool& did_work) {
   if (!packet_status.ok()) return packet_status;
   did_work |= handled != 0;
 
-  siu_.on_demand(host_demand_.load(std::memory_order_relaxed));
+  siu_.on_host_demand(host_demand_.load(std::memory_order_relaxed));
   if (absl::Status s = siu_.advance(did_work); !s.ok()) return s;
   for (auto& tm : tms_) {
     if (absl::Status s = tm->advance(did_work); !s.ok()) return s;
@@ -151,6 +151,10 @@ absl::Status engine::take_submissions(bool& did_work) {
   // the queues hold, and lets the host feel the back-pressure.
   submission& sub = scratch_submission_;
   while (!out_.has_backlog() && channel_.nic_peek_submission(sub)) {
+    if (sub.kind == submission::kind_t::isochron && !siu_.may_stamp()) {
+      // Parked: ask the TM first; the isochron waits in the queue until the answer.
+      return siu_.request_unpark();
+    }
     did_work = true;
     if (sub.kind == submission::kind_t::direct) {
       const packet_header header{.type = packet_type::direct};
@@ -211,7 +215,27 @@ absl::Status engine::handle_packet(comm::received_packet& packet) {
     case packet_type::siu_token:
     case packet_type::tm_token:
     case packet_type::link_token:
+    case packet_type::park:
       return handle_token(header, source, body);
+    case packet_type::unpark: {
+      token_manager* tm = tm_for(header.to_switch);
+      if (tm == nullptr) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "unpark from node %u for switch %u, whose TM is not on node %u", source,
+            header.to_switch, self_));
+      }
+      return tm->on_unpark(source);
+    }
+    case packet_type::unparked: {
+      const std::uint32_t my_switch = topo_->switch_of(self_);
+      if (header.a != my_switch || source != topo_->switches()[my_switch].tm_host) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "unparked from node %u for switch %u, which is not this node's TM", source,
+            header.a));
+      }
+      siu_.on_unparked(header.stamp);
+      return absl::OkStatus();
+    }
     case packet_type::demand: {
       if (header.to_switch == kToSiu) {
         siu_.on_demand(header.stamp);
@@ -239,7 +263,8 @@ absl::Status engine::handle_token(const packet_header& header, comm::node_id sou
     return absl::InvalidArgumentError(absl::StrFormat(
         "token from node %u has a malformed body of %u bytes", source, body.size()));
   }
-  std::vector<count_entry> counts(tb.entries);
+  std::vector<count_entry>& counts = scratch_counts_;
+  counts.resize(tb.entries);
   if (tb.entries != 0) {
     std::memcpy(counts.data(), body.data() + sizeof(tb), counts.size() * sizeof(count_entry));
   }
@@ -269,6 +294,7 @@ absl::Status engine::handle_token(const packet_header& header, comm::node_id sou
   if (header.type == packet_type::siu_token) {
     return tm->on_siu_token(source, header.stamp, tb.want, counts);
   }
+  if (header.type == packet_type::park) return tm->on_park(source, header.stamp, counts);
   return tm->on_link_token(header.a, header.stamp, tb.want, counts);
 }
 

@@ -118,6 +118,7 @@ class engine {
   std::deque<pending_delivery> overflow_;  // deliveries the host queue had no room for
   bool delivered_since_ring_ = false;
   submission scratch_submission_;
+  std::vector<count_entry> scratch_counts_;
 
   std::atomic<bool> stop_{false};
   std::atomic<std::uint64_t> host_demand_{0};

@@ -18,7 +18,30 @@ siu::siu(comm::node_id self, const topology& topo, outbound& out)
       sent_(topo.nodes(), 0),
       is_dirty_(topo.nodes(), false) {}
 
+namespace {
+// advance() rounds with nothing to do before an active SIU parks: long enough that a
+// node issuing isochrons back to back stays active, short enough that a node that only
+// serves leaves the critical path at once.
+constexpr std::uint32_t kIdleRoundsBeforePark = 64;
+}  // namespace
+
+absl::Status siu::request_unpark() {
+  if (state_ != state::parked) return absl::OkStatus();
+  state_ = state::unparking;
+  const packet_header header{
+      .type = packet_type::unpark, .to_switch = switch_, .a = self_, .stamp = pulse_};
+  const comm::byte_span piece = std::as_bytes(std::span(&header, 1));
+  return out_.send(tm_node_, std::span(&piece, 1));
+}
+
+void siu::on_unparked(std::uint64_t resume_from) {
+  pulse_ = std::max(pulse_, resume_from);
+  state_ = state::active;
+  idle_rounds_ = 0;
+}
+
 std::uint64_t siu::stamp(std::uint32_t delta) {
+  idle_rounds_ = 0;
   last_stamp_ = std::max(last_stamp_, pulse_ + delta);
   want_ = std::max(want_, last_stamp_ + 1);
   return last_stamp_;
@@ -36,6 +59,7 @@ void siu::on_tm_token(std::uint64_t token, std::uint64_t want,
                       std::span<const count_entry> counts) {
   tm_token_ = std::max(tm_token_, token);
   want_ = std::max(want_, want);
+  reported_want_ = std::max(reported_want_, want);
   expected_.push_back({token, {counts.begin(), counts.end()}});
   close_what_arrived();
 }
@@ -48,7 +72,13 @@ void siu::require(const count_entry& entry) {
   if (was_satisfied && received_from_[entry.source] < required) ++unsatisfied_;
 }
 
-void siu::on_demand(std::uint64_t want) { want_ = std::max(want_, want); }
+void siu::on_demand(std::uint64_t want) {
+  // It came from the TM, which therefore knows it: never echo it back.
+  want_ = std::max(want_, want);
+  reported_want_ = std::max(reported_want_, want);
+}
+
+void siu::on_host_demand(std::uint64_t want) { want_ = std::max(want_, want); }
 
 absl::Status siu::on_iso_data(comm::node_id source, std::uint64_t stamp) {
   if (stamp <= closed_) {
@@ -58,7 +88,7 @@ absl::Status siu::on_iso_data(comm::node_id source, std::uint64_t stamp) {
   }
   const std::uint64_t got = ++received_from_[source];
   if (got == required_[source]) --unsatisfied_;
-  want_ = std::max(want_, stamp + 1);
+  // The sender wants this pulse closed and has told the TM so; nothing to report.
   close_what_arrived();
   return absl::OkStatus();
 }
@@ -78,17 +108,16 @@ void siu::close_what_arrived() {
   }
 }
 
-absl::Status siu::send_token() {
-  const std::uint64_t token = pulse_ + 1;
-  std::vector<count_entry> entries;
-  entries.reserve(dirty_.size());
+absl::Status siu::send_token(packet_type type, std::uint64_t token) {
+  // A park message carries the current pulse (no new token) with the final counts.
+  std::vector<count_entry>& entries = scratch_entries_;
+  entries.clear();
   for (comm::node_id d : dirty_) {
     entries.push_back({.source = self_, .destination = d, .count = sent_[d]});
     is_dirty_[d] = false;
   }
   dirty_.clear();
-  const packet_header header{
-      .type = packet_type::siu_token, .to_switch = switch_, .a = self_, .stamp = token};
+  const packet_header header{.type = type, .to_switch = switch_, .a = self_, .stamp = token};
   const token_body body{.want = want_, .entries = static_cast<std::uint32_t>(entries.size())};
   const comm::byte_span pieces[3] = {std::as_bytes(std::span(&header, 1)),
                                      std::as_bytes(std::span(&body, 1)),
@@ -107,15 +136,26 @@ absl::Status siu::send_demand() {
 }
 
 absl::Status siu::advance(bool& did_work) {
-  while (pulse_ < want_ && pulse_ + 1 <= tm_token_ + tokens_per_loop_) {
-    if (absl::Status s = send_token(); !s.ok()) return s;
-    did_work = true;
-  }
   if (want_ > reported_want_) {
     if (absl::Status s = send_demand(); !s.ok()) return s;
     did_work = true;
   }
-  return absl::OkStatus();
+  if (state_ != state::active) return absl::OkStatus();
+  // As many tokens as the window allows, sent as the last one (it stands for all).
+  const std::uint64_t target = std::min(want_, tm_token_ + tokens_per_loop_);
+  bool sent = false;
+  if (target > pulse_) {
+    if (absl::Status s = send_token(packet_type::siu_token, target); !s.ok()) return s;
+    sent = true;
+  }
+  if (sent || pulse_ < want_) {
+    idle_rounds_ = 0;
+    did_work |= sent;
+    return absl::OkStatus();
+  }
+  if (++idle_rounds_ < kIdleRoundsBeforePark) return absl::OkStatus();
+  state_ = state::parked;
+  return send_token(packet_type::park, pulse_);
 }
 
 }  // namespace iso::nicfw

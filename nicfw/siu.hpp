@@ -13,7 +13,8 @@
 // is sent: a receiver simply waits for the packets its token announced.
 //
 // Time is lazy: the SIU advances only while someone needs a later pulse (`want`); an idle
-// job sends no tokens, and so costs no CPU.
+// job sends no tokens, and so costs no CPU. An SIU idle for a while parks: it promises to
+// stamp nothing until its TM unparks it, and the TM stops waiting for its tokens.
 #pragma once
 
 #include <cstdint>
@@ -31,7 +32,14 @@ class siu {
  public:
   siu(comm::node_id self, const topology& topo, outbound& out);
 
+  // Whether the SIU may stamp now. A parked SIU must first unpark (request_unpark()) and
+  // wait for its TM's answer.
+  [[nodiscard]] bool may_stamp() const { return state_ == state::active; }
+  [[nodiscard]] absl::Status request_unpark();
+  void on_unparked(std::uint64_t resume_from);
+
   // Stamps an isochron whose largest destination distance is `delta`; returns R.
+  // Precondition: may_stamp().
   std::uint64_t stamp(std::uint32_t delta);
   // Records one isotach packet sent to `destination` (after stamp()).
   void count_sent(comm::node_id destination);
@@ -39,6 +47,8 @@ class siu {
   // Inbound, already validated by the engine.
   void on_tm_token(std::uint64_t token, std::uint64_t want, std::span<const count_entry> counts);
   void on_demand(std::uint64_t want);
+  // A demand from this node's host (e.g. a barrier that must see a pulse close).
+  void on_host_demand(std::uint64_t want);
   // FailedPrecondition when the packet arrives for a pulse that is already closed: the
   // isotach invariant was broken (a bug, or a peer that does not follow the protocol).
   [[nodiscard]] absl::Status on_iso_data(comm::node_id source, std::uint64_t stamp);
@@ -52,7 +62,8 @@ class siu {
   [[nodiscard]] std::uint64_t last_stamp() const { return last_stamp_; }
 
  private:
-  [[nodiscard]] absl::Status send_token();
+  enum class state { active, parked, unparking };
+  [[nodiscard]] absl::Status send_token(packet_type type, std::uint64_t token);
   [[nodiscard]] absl::Status send_demand();
   void close_what_arrived();
 
@@ -64,7 +75,9 @@ class siu {
   std::uint64_t pulse_ = 0;        // last token sent
   std::uint64_t tm_token_ = 0;     // last TM token received
   std::uint64_t want_ = 0;         // highest token number anyone needs, as known here
-  std::uint64_t reported_want_ = 0;
+  std::uint64_t reported_want_ = 0;  // the TM knows someone needs this much
+  state state_ = state::active;
+  std::uint32_t idle_rounds_ = 0;    // advance() calls with nothing to do, while active
   std::uint64_t last_stamp_ = 0;
   std::uint64_t closed_ = 0;
   struct expectation {
@@ -80,6 +93,7 @@ class siu {
   std::vector<std::uint64_t> sent_;   // cumulative isotach packets sent, per destination
   std::vector<comm::node_id> dirty_;  // destinations whose count changed since last token
   std::vector<bool> is_dirty_;
+  std::vector<count_entry> scratch_entries_;
 };
 
 }  // namespace iso::nicfw

@@ -58,10 +58,10 @@ absl::Status token_manager::take_token(std::size_t input, std::uint64_t token, s
                                        std::span<const count_entry> counts, const char* who,
                                        std::uint32_t id) {
   port& p = ports_[input];
-  if (token != p.last_token + 1) {
+  if (p.parked || token <= p.last_token) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "switch %u expected token %u from %s %u, got %u", switch_, p.last_token + 1, who, id,
-        token));
+        "switch %u expected a token after %u from %s %u, got %u%s", switch_, p.last_token, who,
+        id, token, p.parked ? " while it is parked" : ""));
   }
   p.last_token = token;
   for (const count_entry& e : counts) take_count(input, e);
@@ -93,6 +93,7 @@ absl::Status token_manager::take_want(std::size_t input, std::uint64_t want) {
   for (std::size_t i = 0; i < ports_.size(); ++i) {
     if (i == input) continue;
     const port& p = ports_[i];
+    if (p.parked) continue;
     const packet_header header{
         .type = packet_type::demand,
         .to_switch = p.is_link ? static_cast<std::uint16_t>(p.peer_switch) : kToSiu,
@@ -104,13 +105,58 @@ absl::Status token_manager::take_want(std::size_t input, std::uint64_t want) {
   return absl::OkStatus();
 }
 
-absl::Status token_manager::on_siu_demand(comm::node_id from, std::uint64_t want) {
+absl::StatusOr<std::size_t> token_manager::siu_input(comm::node_id from,
+                                                     const char* what) const {
   auto it = siu_port_.find(from);
   if (it == siu_port_.end()) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "demand from node %u, which is not attached to switch %u", from, switch_));
+        "%s from node %u, which is not attached to switch %u", what, from, switch_));
   }
-  return take_want(it->second, want);
+  return it->second;
+}
+
+absl::Status token_manager::on_siu_demand(comm::node_id from, std::uint64_t want) {
+  absl::StatusOr<std::size_t> input = siu_input(from, "demand");
+  if (!input.ok()) return input.status();
+  return take_want(*input, want);
+}
+
+absl::Status token_manager::on_park(comm::node_id from, std::uint64_t last_token,
+                                    std::span<const count_entry> counts) {
+  absl::StatusOr<std::size_t> input = siu_input(from, "park");
+  if (!input.ok()) return input.status();
+  port& p = ports_[*input];
+  if (p.parked || last_token != p.last_token) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "node %u parks at token %u; switch %u has its token %u%s", from, last_token, switch_,
+        p.last_token, p.parked ? " and it is already parked" : ""));
+  }
+  for (const count_entry& e : counts) {
+    if (e.source != from || e.destination >= topo_.nodes()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "park from node %u carries a count for pair %u->%u", from, e.source, e.destination));
+    }
+    take_count(*input, e);
+  }
+  p.parked = true;
+  return absl::OkStatus();
+}
+
+absl::Status token_manager::on_unpark(comm::node_id from) {
+  absl::StatusOr<std::size_t> input = siu_input(from, "unpark");
+  if (!input.ok()) return input.status();
+  port& p = ports_[*input];
+  if (!p.parked) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("node %u unparks but is not parked at switch %u", from, switch_));
+  }
+  // Tokens up to pulse_ went out without waiting for it; it resumes after them, so every
+  // SIU still knows that this node's pulse is at least (TM token) - K.
+  p.parked = false;
+  p.last_token = std::max(p.last_token, pulse_);
+  const packet_header header{.type = packet_type::unparked, .a = switch_, .stamp = p.last_token};
+  const comm::byte_span piece = std::as_bytes(std::span(&header, 1));
+  return out_.send(p.node, std::span(&piece, 1));
 }
 
 absl::Status token_manager::on_link_demand(std::uint32_t from_switch, std::uint64_t want) {
@@ -123,8 +169,8 @@ absl::Status token_manager::on_link_demand(std::uint32_t from_switch, std::uint6
 }
 
 absl::Status token_manager::send_token(port& to, std::uint64_t token) {
-  std::vector<count_entry> entries;
-  entries.reserve(to.dirty.size());
+  std::vector<count_entry>& entries = scratch_entries_;
+  entries.clear();
   for (std::uint64_t pair : to.dirty) {
     entries.push_back({.source = static_cast<std::uint32_t>(pair / topo_.nodes()),
                        .destination = static_cast<std::uint32_t>(pair % topo_.nodes()),
@@ -145,17 +191,19 @@ absl::Status token_manager::send_token(port& to, std::uint64_t token) {
 }
 
 absl::Status token_manager::advance(bool& did_work) {
-  for (;;) {
-    const std::uint64_t next = pulse_ + 1;
-    for (const port& p : ports_) {
-      if (p.last_token + tokens_per_loop_ < next) return absl::OkStatus();
-    }
-    for (port& p : ports_) {
-      if (absl::Status s = send_token(p, next); !s.ok()) return s;
-    }
-    pulse_ = next;
-    did_work = true;
+  // Token q stands for every token up to q (it says "pulses before q may close" and carries
+  // cumulative counts), so a burst of tokens goes out as its last one.
+  std::uint64_t target = want_;  // nobody needs more: time stands still
+  for (const port& p : ports_) {
+    if (!p.parked) target = std::min(target, p.last_token + tokens_per_loop_);
   }
+  if (target <= pulse_) return absl::OkStatus();
+  for (port& p : ports_) {
+    if (absl::Status s = send_token(p, target); !s.ok()) return s;
+  }
+  pulse_ = target;
+  did_work = true;
+  return absl::OkStatus();
 }
 
 }  // namespace iso::nicfw

@@ -2,7 +2,8 @@
 // topology names. Its inputs and outputs are the SIUs attached to its switch and the TMs
 // of adjacent switches. It sends token q to all of them once it has received token q - K
 // from all of them (K tokens in flight per loop), so a node at h links from another knows
-// that one has passed pulse q - h*K: that is where logical distance comes from.
+// that one has passed pulse q - h*K: that is where logical distance comes from. A token
+// stands for every token before it, so a burst travels as its last token.
 //
 // Tokens also carry, per (sender, destination) pair, the cumulative number of isotach
 // packets sent; the TM forwards each count only towards its destination's switch, so every
@@ -10,7 +11,8 @@
 // switch graph is a tree, so each count reaches its destination along one path.
 //
 // Demands (someone needs token W) are flooded to every input that has not announced it,
-// so idle SIUs start advancing when, and only when, there is work.
+// so idle SIUs start advancing when, and only when, there is work; the TM itself sends no
+// token beyond the highest demand. A parked SIU is not waited for at all.
 #pragma once
 
 #include <cstdint>
@@ -39,6 +41,12 @@ class token_manager {
   [[nodiscard]] absl::Status on_link_token(std::uint32_t from_switch, std::uint64_t token,
                                            std::uint64_t want,
                                            std::span<const count_entry> counts);
+  // Parking: the SIU stamps nothing until unparked, so tokens stop waiting for it. Its park
+  // message carries its last token number and final counts.
+  [[nodiscard]] absl::Status on_park(comm::node_id from, std::uint64_t last_token,
+                                     std::span<const count_entry> counts);
+  // Answers with `unparked`: the token number the SIU resumes from.
+  [[nodiscard]] absl::Status on_unpark(comm::node_id from);
   [[nodiscard]] absl::Status on_siu_demand(comm::node_id from, std::uint64_t want);
   [[nodiscard]] absl::Status on_link_demand(std::uint32_t from_switch, std::uint64_t want);
 
@@ -53,6 +61,7 @@ class token_manager {
     comm::node_id node;          // the attached SIU's node, or the adjacent TM's host
     std::uint32_t peer_switch;   // links only
     std::uint64_t last_token = 0;
+    bool parked = false;
     std::vector<std::uint64_t> dirty{};  // pairs (source * nodes + destination)
     absl::flat_hash_set<std::uint64_t> dirty_set{};
   };
@@ -61,6 +70,7 @@ class token_manager {
                                         std::uint64_t want, std::span<const count_entry> counts,
                                         const char* who, std::uint32_t id);
   [[nodiscard]] absl::Status take_want(std::size_t input, std::uint64_t want);
+  [[nodiscard]] absl::StatusOr<std::size_t> siu_input(comm::node_id from, const char* what) const;
   void take_count(std::size_t input, const count_entry& entry);
   [[nodiscard]] absl::Status send_token(port& to, std::uint64_t token);
 
@@ -74,6 +84,7 @@ class token_manager {
   absl::flat_hash_map<std::uint64_t, std::uint64_t> counts_;  // pair -> cumulative count
   std::uint64_t pulse_ = 0;
   std::uint64_t want_ = 0;
+  std::vector<count_entry> scratch_entries_;
 };
 
 }  // namespace iso::nicfw

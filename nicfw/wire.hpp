@@ -11,6 +11,11 @@
 //   link_token TM -> adjacent TM: stamp = token number, a = sending switch, body as siu_token
 //   demand     stamp = the token number someone needs (lazy time); a = sending switch (from
 //              a TM) or kNoSwitch (from an SIU); to_switch = the TM addressed, or kToSiu
+//   park       SIU -> its TM: stamp = the SIU's last token, body as siu_token (its final
+//              counts). The SIU stamps nothing until unparked, so the TM stops waiting for
+//              its tokens: an idle node is off every pulse's critical path.
+//   unpark     SIU -> its TM: the SIU wants to stamp again.
+//   unparked   TM -> SIU: stamp = the token number the SIU resumes from.
 // Tokens and demands for a TM name it in to_switch (a node may host several TMs).
 #pragma once
 
@@ -27,6 +32,9 @@ enum class packet_type : std::uint8_t {
   tm_token = 4,
   link_token = 5,
   demand = 6,
+  park = 7,
+  unpark = 8,
+  unparked = 9,
 };
 
 inline constexpr std::uint32_t kNoSwitch = 0xffffffff;
