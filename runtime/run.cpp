@@ -14,6 +14,7 @@
 #include "runtime/bootstrap/launch_environment.hpp"
 #include "runtime/bootstrap/segment_bootstrap.hpp"
 #include "runtime/config.hpp"
+#include "runtime/job.hpp"
 #include "runtime/node_state.hpp"
 
 namespace iso {
@@ -45,20 +46,10 @@ absl::StatusOr<std::shared_ptr<const nicfw::topology>> load_topology(const optio
 }
 
 // Runs one node's body between the start and end barriers; returns whether it succeeded.
-bool run_node(std::shared_ptr<comm::shm_segment> segment, std::uint32_t rank,
-              const std::string& secret, const options& opts,
-              const std::shared_ptr<const nicfw::topology>& topo,
-              const std::function<void(node&)>& body) {
-  base::set_log_node(static_cast<int>(rank));
-  auto boot = std::make_unique<runtime::segment_bootstrap>(segment, rank, secret);
-  auto nic = std::make_unique<nicfw::engine>(
-      rank, topo, comm::make_shm_transport(segment, rank),
-      nicfw::engine_options{.where = nic_placement_of(opts),
-                            .local_nodes = segment->nodes(),
-                            .local_index = rank});
+bool run_node(const std::shared_ptr<comm::shm_segment>& segment, std::uint32_t rank,
+              const runtime::job_plan& plan, const std::function<void(node&)>& body) {
   try {
-    std::unique_ptr<node> self = detail::node_state::make_node(
-        std::make_unique<detail::node_state>(std::move(boot), std::move(nic), opts));
+    std::unique_ptr<node> self = runtime::make_node(segment, rank, plan);
     self->barrier();  // start: nobody sends before everyone can receive
     body(*self);
     self->quiesce();  // everything this node issued has executed here
@@ -81,30 +72,27 @@ int start_failure(const absl::Status& status) {
 int run(int argc, char** argv, const options& requested, const std::function<void(node&)>& body) {
   (void)argc;
   (void)argv;
-  absl::StatusOr<options> opts = runtime::apply_environment(requested);
-  if (!opts.ok()) return start_failure(opts.status());
-  absl::StatusOr<runtime::launch_environment> env = runtime::read_launch_environment();
-  if (!env.ok()) return start_failure(env.status());
-  absl::StatusOr<std::shared_ptr<const nicfw::topology>> topo = load_topology(*opts, env->size);
-  if (!topo.ok()) return start_failure(topo.status());
+  absl::StatusOr<runtime::job_plan> plan = runtime::plan_job(requested);
+  if (!plan.ok()) return start_failure(plan.status());
+  const runtime::launch_environment& env = plan->env;
 
-  if (env->transport == runtime::transport_kind::shm && env->shm_fd) {
-    auto segment =
-        comm::shm_segment::join(*env->shm_fd, *env->rank, env->size, env->secret,
-                                segment_options(*opts));
+  if (env.transport == runtime::transport_kind::shm && env.shm_fd) {
+    auto segment = comm::shm_segment::join(*env.shm_fd, *env.rank, env.size, env.secret,
+                                           segment_options(plan->opts));
     if (!segment.ok()) return start_failure(segment.status());
-    return run_node(*std::move(segment), *env->rank, env->secret, *opts, *topo, body) ? 0 : 1;
+    return run_node(*segment, *env.rank, *plan, body) ? 0 : 1;
   }
 
   // inproc, or no launcher at all: this process hosts every node of the job.
-  auto segment = comm::shm_segment::create_private(env->size, env->secret, segment_options(*opts));
+  auto segment =
+      comm::shm_segment::create_private(env.size, env.secret, segment_options(plan->opts));
   if (!segment.ok()) return start_failure(segment.status());
-  if (env->size == 1) return run_node(*segment, 0, env->secret, *opts, *topo, body) ? 0 : 1;
+  if (env.size == 1) return run_node(*segment, 0, *plan, body) ? 0 : 1;
   std::atomic<bool> all_ok{true};
   std::vector<std::thread> threads;
-  for (std::uint32_t rank = 0; rank < env->size; ++rank) {
+  for (std::uint32_t rank = 0; rank < env.size; ++rank) {
     threads.emplace_back([&, rank] {
-      if (!run_node(*segment, rank, env->secret, *opts, *topo, body)) all_ok = false;
+      if (!run_node(*segment, rank, *plan, body)) all_ok = false;
     });
   }
   for (std::thread& t : threads) t.join();
@@ -115,4 +103,59 @@ int run(int argc, char** argv, const std::function<void(node&)>& body) {
   return run(argc, argv, options{}, body);
 }
 
+namespace runtime {
+
+absl::StatusOr<job_plan> plan_job(const options& requested) {
+  absl::StatusOr<options> opts = apply_environment(requested);
+  if (!opts.ok()) return opts.status();
+  absl::StatusOr<launch_environment> env = read_launch_environment();
+  if (!env.ok()) return env.status();
+  absl::StatusOr<std::shared_ptr<const nicfw::topology>> topo = load_topology(*opts, env->size);
+  if (!topo.ok()) return topo.status();
+  return job_plan{.opts = *std::move(opts), .env = *std::move(env), .topo = *std::move(topo)};
+}
+
+std::unique_ptr<node> make_node(const std::shared_ptr<comm::shm_segment>& segment,
+                                std::uint32_t rank, const job_plan& plan) {
+  base::set_log_node(static_cast<int>(rank));
+  auto boot = std::make_unique<segment_bootstrap>(segment, rank, plan.env.secret);
+  auto nic = std::make_unique<nicfw::engine>(
+      rank, plan.topo, comm::make_shm_transport(segment, rank),
+      nicfw::engine_options{.where = nic_placement_of(plan.opts),
+                            .local_nodes = segment->nodes(),
+                            .local_index = rank});
+  return detail::node_state::make_node(
+      std::make_unique<detail::node_state>(std::move(boot), std::move(nic), plan.opts));
+}
+
+absl::StatusOr<process_node> join_process_node(const job_plan& plan) {
+  const launch_environment& env = plan.env;
+  process_node joined;
+  if (env.transport == transport_kind::shm && env.shm_fd) {
+    auto segment = comm::shm_segment::join(*env.shm_fd, *env.rank, env.size, env.secret,
+                                           segment_options(plan.opts));
+    if (!segment.ok()) return segment.status();
+    joined.segment = *std::move(segment);
+    joined.rank = *env.rank;
+  } else if (env.size == 1) {
+    auto segment = comm::shm_segment::create_private(1, env.secret, segment_options(plan.opts));
+    if (!segment.ok()) return segment.status();
+    joined.segment = *std::move(segment);
+  } else {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "the job is an inproc job of %u nodes, all hosted by this process; joining one node "
+        "needs one node per process (launch with --transport shm)",
+        env.size));
+  }
+  try {
+    joined.self = make_node(joined.segment, joined.rank, plan);
+  } catch (const std::exception& e) {
+    joined.segment->mark_failed(joined.rank);
+    return absl::InternalError(absl::StrFormat("node %u could not start: %s", joined.rank,
+                                               e.what()));
+  }
+  return joined;
+}
+
+}  // namespace runtime
 }  // namespace iso

@@ -134,15 +134,16 @@ absl::Status shared_memory_manager::end() {
   if (absl::Status s = check_open("end"); !s.ok()) return s;
   builder_.close();
   const std::vector<node_id>& remote = builder_.remote_destinations();
-  std::vector<std::byte> local(builder_.stream(self_).begin(), builder_.stream(self_).end());
+  const std::span<const std::byte> local_stream = builder_.stream(self_);
   if (remote.empty()) {
-    if (local.empty()) return absl::OkStatus();
-    local_part part{false, 0, builder_.rank(), std::move(local)};
-    // Purely local: runs at once when nothing this node issued is still pending.
-    if (hit_.empty()) return run_local_part(part, executed_pulse_, true);
-    hit_.push_back(std::move(part));
+    if (local_stream.empty()) return absl::OkStatus();
+    // Purely local: runs at once (straight from the builder, no copy) when nothing this
+    // node issued is still pending; otherwise right behind the pending one.
+    if (hit_.empty()) return run_stream(self_, executed_pulse_, true, local_stream);
+    hit_.push_back({false, 0, builder_.rank(), {local_stream.begin(), local_stream.end()}});
     return absl::OkStatus();
   }
+  std::vector<std::byte> local(local_stream.begin(), local_stream.end());
   std::vector<nicfw::isochron_part> parts;
   parts.reserve(remote.size());
   for (node_id n : remote) parts.push_back({n, builder_.stream(n)});

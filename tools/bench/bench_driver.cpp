@@ -59,3 +59,34 @@ std::string program_directory() {
 }
 
 }  // namespace iso::bench
+
+namespace iso::bench {
+
+std::string indexed_key(const std::string& key, int index) {
+  return absl::StrFormat("%s/%d", key, index);
+}
+
+bool collect_indexed(const std::string& command, const std::vector<std::string>& indexed_keys,
+                     sample_table& into, bool tolerate_exit) {
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return false;
+  char line[512];
+  while (std::fgets(line, sizeof(line), pipe) != nullptr) {
+    std::istringstream in(line);
+    std::string key;
+    if (!(in >> key)) continue;
+    const bool indexed =
+        std::find(indexed_keys.begin(), indexed_keys.end(), key) != indexed_keys.end();
+    int index = 0;
+    double value = 0;
+    if (indexed) {
+      if (in >> index >> value) into[indexed_key(key, index)].push_back(value);
+    } else if (in >> value) {
+      into[key].push_back(value);
+    }
+  }
+  const int status = ::pclose(pipe);
+  return tolerate_exit || status == 0;
+}
+
+}  // namespace iso::bench

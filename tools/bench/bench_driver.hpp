@@ -37,3 +37,16 @@ void print_header(const char* ours_name, const char* peer_name);
 std::string program_directory();
 
 }  // namespace iso::bench
+
+namespace iso::bench {
+
+// The sample key of one figure of an indexed line: "<key>/<index>".
+std::string indexed_key(const std::string& key, int index);
+
+// Like collect(), but a line "<key> <index> <value>..." whose key is in `indexed_keys` (the
+// peer's "shmem_p_quiet_k_us <k> <median> <min> <max>", one line per k) adds value to
+// samples[indexed_key(key, index)]; every other line is taken as collect() takes it.
+bool collect_indexed(const std::string& command, const std::vector<std::string>& indexed_keys,
+                     sample_table& into, bool tolerate_exit = false);
+
+}  // namespace iso::bench
