@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds, and runs the main demo: a multi-process job on the
-# embedded shared-memory transport, printing its result and timing.
-#   tools/run-demo.sh [nodes]     # default 4 nodes
+# Installs what is missing, builds, and runs the main demo on the embedded shared-memory
+# transport: the isotach dining philosophers on 4 processes (checked: neighbours never eat
+# at once), then the single-read isochron latency benchmark beside OpenSHMEM.
+#   tools/run-demo.sh [nodes]     # philosophers on this many processes (default 4)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,5 +11,8 @@ tools/install-deps.sh
 [ -f build/build.ninja ] || cmake --preset default
 cmake --build --preset default >/dev/null
 
-echo "== token-ring on ${nodes} processes (shm transport)"
-build/bin/isorun -n "${nodes}" -- build/bin/token-ring --laps 20000
+echo "== dining philosophers: ${nodes} processes, forks are isotach variables (sched/assign)"
+build/bin/isorun -n "${nodes}" -- build/bin/philosophers --meals 2000
+echo
+echo "== latency of a single-read isochron (2 processes), beside OpenSHMEM shmem_g"
+build/bin/iso-lat --quick
