@@ -13,6 +13,7 @@ cmake -S "$example" -B "$scratch/example" -G Ninja -DCMAKE_PREFIX_PATH="$scratch
 cmake --build "$scratch/example" >/dev/null
 out="$("$scratch/prefix/bin/isorun" -n 3 --timeout 60 -- "$scratch/example/hello")"
 echo "$out"
+# The example is the README's first program: 0 + 1 + 2 added to a shared counter.
 for node in 0 1 2; do
-  grep -q "node $node of 3 got 'hello'" <<<"$out" || { echo "node $node did not report"; exit 1; }
+  grep -q "node $node of 3 sees 3" <<<"$out" || { echo "node $node did not report 3"; exit 1; }
 done

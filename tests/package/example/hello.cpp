@@ -1,19 +1,31 @@
-// Every node says hello to the next; each prints what it received.
+// hello.cpp: every node adds its id to a shared counter, atomically, without a lock.
+// (This is the README's first program; the package test builds it out of tree.)
 #include <cstdio>
-#include <cstring>
-
 #include <iso/iso.hpp>
 
 int main(int argc, char** argv) {
   return iso::run(argc, argv, [](iso::node& node) {
-    const iso::node_id next = (node.id() + 1) % node.count();
-    const char text[] = "hello";
-    node.send(next, std::as_bytes(std::span(text)));
-    iso::message m = node.receive();
-    if (std::memcmp(m.bytes().data(), text, sizeof(text)) != 0) {
-      throw iso::error(iso::error_code::data_loss, "garbled greeting");
+    // Collective: every node allocates the same variables, here one copy on node 0.
+    iso::shared_var<std::int64_t> counter =
+        node.allocate<std::int64_t>(1, iso::placement::on(0))[0];
+
+    // Read-and-reserve in one isochron: `sched` makes the counter unsubstantiated, so any
+    // read after this one in logical time waits until we `assign` the new value.
+    iso::value<std::int64_t> old;
+    {
+      iso::isochron iso(node);
+      old = iso.read(counter);   // non-blocking: a handle
+      iso.sched(counter);
     }
-    std::printf("node %u of %u got '%s' from node %u (iso %s)\n", node.id(), node.count(),
-                reinterpret_cast<const char*>(m.bytes().data()), m.source(), ISO_VERSION_STRING);
+    iso::isochron iso(node);
+    iso.assign(counter, old.get() + node.id());  // get() blocks until the value is here
+    iso.end();
+
+    node.barrier();  // ordered: everything issued before it has executed everywhere
+    iso::isochron look(node);
+    iso::value<std::int64_t> total = look.read(counter);
+    look.end();
+    std::printf("node %u of %u sees %lld\n", node.id(), node.count(),
+                static_cast<long long>(total.get()));
   });
 }
