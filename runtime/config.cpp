@@ -56,6 +56,45 @@ const std::vector<setting>& settings() {
          return parse_milliseconds("ISO_BARRIER_TIMEOUT_MS", text, o.barrier_timeout);
        },
        [](const options& o) { return absl::StrFormat("%d", o.barrier_timeout.count()); }},
+      {"ISO_NIC", "auto|thread|inline",
+       "where the emulated NIC runs: its own thread, or inline in the application's polls",
+       [](options& o, const std::string& text) {
+         if (text == "auto") {
+           o.nic = nic_placement::automatic;
+         } else if (text == "thread") {
+           o.nic = nic_placement::thread;
+         } else if (text == "inline") {
+           o.nic = nic_placement::inline_poll;
+         } else {
+           return absl::InvalidArgumentError(
+               absl::StrFormat("ISO_NIC is '%s'; expected auto, thread or inline", text));
+         }
+         return absl::OkStatus();
+       },
+       [](const options& o) {
+         switch (o.nic) {
+           case nic_placement::thread: return std::string("thread");
+           case nic_placement::inline_poll: return std::string("inline");
+           case nic_placement::automatic: break;
+         }
+         return std::string("auto");
+       }},
+      {"ISO_TOPOLOGY", "path", "the logical topology file (protobuf text); empty: one switch",
+       [](options& o, const std::string& text) {
+         o.topology_file = text;
+         return absl::OkStatus();
+       },
+       [](const options& o) { return o.topology_file; }},
+      {"ISO_TRACE", "0|1", "record every executed operation (node::trace)",
+       [](options& o, const std::string& text) {
+         if (text != "0" && text != "1") {
+           return absl::InvalidArgumentError(
+               absl::StrFormat("ISO_TRACE is '%s'; expected 0 or 1", text));
+         }
+         o.trace = text == "1";
+         return absl::OkStatus();
+       },
+       [](const options& o) { return std::string(o.trace ? "1" : "0"); }},
       {"ISO_SHUFFLE", "0|1", "poll peers in random order to expose order-dependent code",
        [](options& o, const std::string& text) {
          if (text != "0" && text != "1") {

@@ -31,6 +31,8 @@ struct options {
   bool shuffle = false;
   // automatic: a thread per NIC when the machine has at least two cores per node.
   nic_placement nic = nic_placement::automatic;
+  // How long an idle NIC thread spins before it sleeps on its doorbell.
+  std::chrono::microseconds nic_spin{50};
   // The logical topology (protobuf text format, see nicfw/examples/); empty: one switch.
   std::string topology_file;
   // Isotach memory is allocated in pages of this many variables; each page has a copyset.
