@@ -11,7 +11,7 @@ install(TARGETS iso iso_runtime iso_nicfw iso_nicfw_topology iso_comm iso_base
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/iso DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
-        FILES_MATCHING PATTERN "*.hpp")
+        FILES_MATCHING PATTERN "*.hpp" PATTERN "*.h")
 install(FILES ${PROJECT_BINARY_DIR}/include/iso/version.hpp
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/iso)
 install(EXPORT iso-targets NAMESPACE iso:: DESTINATION ${ISO_INSTALL_CMAKEDIR})

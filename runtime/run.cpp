@@ -119,11 +119,11 @@ std::unique_ptr<node> make_node(const std::shared_ptr<comm::shm_segment>& segmen
                                 std::uint32_t rank, const job_plan& plan) {
   base::set_log_node(static_cast<int>(rank));
   auto boot = std::make_unique<segment_bootstrap>(segment, rank, plan.env.secret);
-  auto nic = std::make_unique<nicfw::engine>(
-      rank, plan.topo, comm::make_shm_transport(segment, rank),
-      nicfw::engine_options{.where = nic_placement_of(plan.opts),
-                            .local_nodes = segment->nodes(),
-                            .local_index = rank});
+  auto nic =
+      std::make_unique<nicfw::engine>(rank, plan.topo, comm::make_shm_transport(segment, rank),
+                                      nicfw::engine_options{.where = nic_placement_of(plan.opts),
+                                                            .local_nodes = segment->nodes(),
+                                                            .local_index = rank});
   return detail::node_state::make_node(
       std::make_unique<detail::node_state>(std::move(boot), std::move(nic), plan.opts));
 }
@@ -151,8 +151,8 @@ absl::StatusOr<process_node> join_process_node(const job_plan& plan) {
     joined.self = make_node(joined.segment, joined.rank, plan);
   } catch (const std::exception& e) {
     joined.segment->mark_failed(joined.rank);
-    return absl::InternalError(absl::StrFormat("node %u could not start: %s", joined.rank,
-                                               e.what()));
+    return absl::InternalError(
+        absl::StrFormat("node %u could not start: %s", joined.rank, e.what()));
   }
   return joined;
 }

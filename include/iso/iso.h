@@ -1,0 +1,289 @@
+/* The classic isotach C API: the calls of the Regehr report and the Ironman technical report,
+ * so that the original C programs port line for line. Plain C (C11) and C++; implemented on
+ * the C++ API (iso/iso.hpp), which new C++ code should use instead.
+ *
+ *   #include <iso/iso.h>
+ *   int main(void) {
+ *     iso_var32 v;
+ *     if (iso_init() != ISO_SUCCESS) { fprintf(stderr, "%s\n", iso_last_error()); return 1; }
+ *     if (NODEID == 0) { iso_start(); iso_write32(7, 42); iso_end(); }
+ *     iso_barrier();
+ *     iso_start(); iso_read32(7, &v); iso_end();
+ *     printf("node %d of %d sees %u\n", NODEID, NUMNODES, read_iso_var(&v));
+ *     return iso_deinit() == ISO_SUCCESS ? 0 : 1;
+ *   }
+ *
+ * Run it as a job with `isorun -n 4 -- ./prog` (one node per process); started directly it
+ * is a job of one node.
+ *
+ * MEMORY. The classic flat isotach memory, allocated by iso_init():
+ *   32-bit variables at addresses 0 .. ISO_MEM32_SIZE-1,
+ *   64-bit variables at addresses ISO_MEM64_BASE .. ISO_MEM64_BASE+ISO_MEM64_SIZE-1.
+ * Every variable starts at 0. A 32-bit call (iso_read32, iso_sched, ...) takes a 32-bit
+ * address, a 64-bit call a 64-bit address; the other width is an error. Memory is made of
+ * pages of ISO_PAGE_SIZE variables (page p holds addresses p*ISO_PAGE_SIZE and on), each
+ * kept by a set of nodes, its copyset: reads go to the nearest copy, changes go to every
+ * copy. By default every page is on every node. Where pages live changes speed, never
+ * results.
+ *
+ * SHMEM MAP. If the environment variable ISO_SHMEM_MAP names a file, iso_init() places the
+ * pages it names as it says. One region per line, `#` starts a comment:
+ *   <first_page> <page_count> <copyset>
+ * where copyset is `all` or a comma list of node ids, e.g. `128 4 0,2` puts 64-bit addresses
+ * 65536 .. 67583 on nodes 0 and 2. Pages 0..127 hold the 32-bit variables, pages 128..255
+ * the 64-bit ones; pages the file does not name are on every node, and a page may be named
+ * once. Every node must read the same map. An unreadable or malformed file makes iso_init()
+ * fail with a message naming the file, the line and the bad token.
+ *
+ * ISOCHRONS. Operations are grouped between iso_start() and iso_end() into an isochron: they
+ * take effect atomically, at one logical time on every node, and all isochrons of all nodes
+ * execute in one order that respects each node's issue order (sequential consistency).
+ * Calls inside an isochron never block; iso_end() issues it and blocks only while the NIC's
+ * queue is full. Read results arrive later, in read handles (iso_var32, iso_var64).
+ *
+ * ERRORS. Calls that return int return ISO_SUCCESS (0) or an error code (the ISO_E_*
+ * values, equal to iso::error_code and absl::StatusCode); iso_last_error() gives the
+ * message. Nothing aborts on bad input. A failed operation adds nothing to the isochron,
+ * which stays open.
+ *
+ * THREADS. One node per process, used by one thread at a time: the calls are not
+ * thread-safe, so a program that calls them from several threads must serialise the calls.
+ * iso_last_error() is per thread. Isochronous message handlers run on the thread that is
+ * inside an iso_* call at the time (see iso_set_handler).
+ */
+#ifndef ISO_ISO_H_
+#define ISO_ISO_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Return codes (the same numbers as iso::error_code in iso/error.hpp) ---------------- */
+#define ISO_SUCCESS 0
+#define ISO_E_CANCELLED 1
+#define ISO_E_UNKNOWN 2
+#define ISO_E_INVALID_ARGUMENT 3  /* bad input: NULL pointer, wrong width, bad node id */
+#define ISO_E_DEADLINE_EXCEEDED 4 /* a barrier or the start-up timed out */
+#define ISO_E_NOT_FOUND 5         /* no handler under that id; no such map file */
+#define ISO_E_ALREADY_EXISTS 6
+#define ISO_E_PERMISSION_DENIED 7
+#define ISO_E_RESOURCE_EXHAUSTED 8  /* e.g. an isochron too large for the NIC's queue */
+#define ISO_E_FAILED_PRECONDITION 9 /* a call at the wrong time: see each call */
+#define ISO_E_ABORTED 10            /* another node of the job failed */
+#define ISO_E_OUT_OF_RANGE 11       /* an address outside isotach memory */
+#define ISO_E_UNIMPLEMENTED 12
+#define ISO_E_INTERNAL 13
+#define ISO_E_UNAVAILABLE 14
+#define ISO_E_DATA_LOSS 15
+
+/* ---- The flat memory --------------------------------------------------------------------- */
+#define ISO_MEM32_SIZE 65536u /* 32-bit variables: addresses 0 .. 65535 */
+#define ISO_MEM64_BASE 65536u /* 64-bit variables: addresses 65536 .. 131071 */
+#define ISO_MEM64_SIZE 65536u
+#define ISO_PAGE_SIZE 512u /* variables per page of the shmem map */
+
+/* ---- Read handles ------------------------------------------------------------------------ */
+/* Where a read's value arrives. The fields are private: use only the calls below. A handle
+ * is empty (zero-filled or ISO_VAR32_INIT), pending (filled by iso_read32, its value on the
+ * way) or done (read_iso_var32 returned its value, which it keeps). A pending handle holds a
+ * slot of the node's read table until read_iso_var32 or iso_var_release32; a handle dropped
+ * while pending keeps its slot until iso_deinit(). A copy of a pending handle is not a second
+ * handle: after one of them is read or released, the other is stale (ISO_E_INVALID_ARGUMENT). */
+typedef struct iso_var32 {
+  uint32_t state_;
+  uint32_t slot_;
+  uint32_t generation_;
+  uint32_t value_;
+} iso_var32;
+
+typedef struct iso_var64 {
+  uint32_t state_;
+  uint32_t slot_;
+  uint32_t generation_;
+  uint32_t reserved_;
+  uint64_t value_;
+} iso_var64;
+
+/* clang-format off */
+#define ISO_VAR32_INIT {0, 0, 0, 0}
+#define ISO_VAR64_INIT {0, 0, 0, 0, 0}
+/* clang-format on */
+
+/* ---- Joining and leaving the job --------------------------------------------------------- */
+
+/* iso_init: joins the job described by the launcher's environment (ISO_RANK, ISO_SIZE, ... as
+ * set by isorun; without them, a job of one node) as this process's node, waits until every
+ * node has joined (the start barrier), and allocates the flat memory, placed by the shmem map
+ * if ISO_SHMEM_MAP names one. Settings come from the ISO_* variables (isorun
+ * --print-config). Handlers registered before iso_init are installed before the start
+ * barrier, so messages cannot reach a node before its handlers.
+ * Blocks: until every node has joined (ISO_JOIN_TIMEOUT_MS, then ISO_E_DEADLINE_EXCEEDED).
+ * Returns: ISO_SUCCESS; ISO_E_FAILED_PRECONDITION when called a second time (a process
+ *   joins once, even after iso_deinit or a failed iso_init) or in an `inproc` job of several
+ *   nodes (the C API needs one node per process); ISO_E_INVALID_ARGUMENT for a malformed
+ *   environment variable or shmem map; ISO_E_NOT_FOUND for a missing map file; the code of
+ *   any other start-up failure (a peer that died: ISO_E_ABORTED). */
+int iso_init(void);
+
+/* iso_deinit: waits until every isochron this node issued has executed here and every read
+ * has its value, then waits at the end barrier for every node (serving the other nodes
+ * meanwhile, so that nobody leaves while others still need it), then leaves the job. Read
+ * handles still pending become stale. Every node must call it.
+ * Blocks: as described; a read still waiting for an assign that never comes blocks forever.
+ * Returns: ISO_SUCCESS; ISO_E_FAILED_PRECONDITION before iso_init, after iso_deinit, or while
+ *   an isochron is open (call iso_end first; nothing is torn down); ISO_E_DEADLINE_EXCEEDED
+ *   when the end barrier times out, ISO_E_ABORTED when another node failed (the node leaves
+ *   the job anyway, marked as failed). */
+int iso_deinit(void);
+
+/* iso_node_id, iso_node_count: this node's id (0 .. count-1) and the number of nodes; -1
+ * outside iso_init .. iso_deinit. Never block. */
+int iso_node_id(void);
+int iso_node_count(void);
+
+/* iso_barrier: waits until every node has called iso_barrier as often as this one. Ordered:
+ * every isochron any node issued before its barrier has executed on every node when
+ * iso_barrier returns, so reads after it see the writes before it.
+ * Blocks: until every node arrives (ISO_BARRIER_TIMEOUT_MS, then ISO_E_DEADLINE_EXCEEDED).
+ * Returns: ISO_SUCCESS; ISO_E_FAILED_PRECONDITION outside iso_init .. iso_deinit or inside an
+ *   isochron; ISO_E_ABORTED when another node failed. */
+int iso_barrier(void);
+
+/* iso_poll: makes progress without blocking: executes what is due and serves the other
+ * nodes (and runs due message handlers). Call it in long computations between isotach
+ * calls, so that this node does not hold the others up.
+ * Returns: ISO_SUCCESS; ISO_E_FAILED_PRECONDITION outside iso_init .. iso_deinit; the job's
+ *   failure (e.g. ISO_E_ABORTED). */
+int iso_poll(void);
+
+/* ---- Isochrons --------------------------------------------------------------------------- */
+
+/* iso_start: opens an isochron; the operations until iso_end belong to it.
+ * Returns: ISO_SUCCESS; ISO_E_FAILED_PRECONDITION outside iso_init .. iso_deinit or when an
+ *   isochron is already open (isochrons do not nest). Never blocks. */
+int iso_start(void);
+
+/* iso_end: issues the open isochron: from now on it may execute, and its reads' values may
+ * arrive. Blocks only while the NIC's queue is full.
+ * Returns: ISO_SUCCESS; ISO_E_FAILED_PRECONDITION when no isochron is open;
+ *   ISO_E_RESOURCE_EXHAUSTED when it is too large for the NIC's queue (it is dropped). */
+int iso_end(void);
+
+/* The operations below add to the open isochron and never block. Each returns ISO_SUCCESS
+ * or: ISO_E_FAILED_PRECONDITION outside an isochron ("... outside an isochron; call
+ * iso_start first") or outside iso_init .. iso_deinit; ISO_E_OUT_OF_RANGE for an address
+ * outside the flat memory; ISO_E_INVALID_ARGUMENT for an address of the other width (a
+ * 32-bit call on a 64-bit address or the reverse) or a NULL handle. */
+
+/* iso_read32, iso_read64: reads the variable at `address` into the handle `var` (see Read
+ * handles), which is pending from now on. The value is the variable's at the isochron's
+ * logical time; if the variable is unsubstantiated then (a sched is outstanding), the value
+ * is that of the assign that substantiates it. If `var` is still pending from an earlier
+ * read, that read is released first. */
+int iso_read32(uint32_t address, iso_var32* var);
+int iso_read64(uint64_t address, iso_var64* var);
+
+/* iso_write32, iso_write64: sets the variable to `value` (a sched and an assign in one). */
+int iso_write32(uint32_t address, uint32_t value);
+int iso_write64(uint64_t address, uint64_t value);
+
+/* iso_sched (32-bit), iso_sched64: makes the variable unsubstantiated: reads after this
+ * isochron (in logical time) wait for this node's assign. Also ISO_E_FAILED_PRECONDITION
+ * when this node already has an outstanding sched on the variable. */
+int iso_sched(uint32_t address);
+int iso_sched64(uint64_t address);
+
+/* iso_assign32, iso_assign64 (iso_assign: the classic name of iso_assign32): gives `value` to
+ * this node's outstanding sched of the variable, which it completes. Also
+ * ISO_E_FAILED_PRECONDITION when this node has no outstanding sched there. */
+int iso_assign32(uint32_t address, uint32_t value);
+int iso_assign64(uint64_t address, uint64_t value);
+
+/* ---- Read results ------------------------------------------------------------------------ */
+
+/* read_iso_var32, read_iso_var64 (read_iso_var: the classic name of read_iso_var32): the
+ * read's value. Blocks until it arrives, making progress (this node keeps serving the
+ * others). Releases the handle's slot; the handle is done and keeps the value, so reading it
+ * again returns the same value at once. On failure returns 0 and sets iso_last_error():
+ * outside iso_init .. iso_deinit, an empty, stale or uninitialised handle, a read whose
+ * isochron is still open (it could never arrive: call iso_end first), inside a message
+ * handler, or a failed job. iso_var_wait32/64 return the code instead. */
+uint32_t read_iso_var32(iso_var32* var);
+uint64_t read_iso_var64(iso_var64* var);
+
+/* iso_var_wait32, iso_var_wait64: read_iso_var32/64 with a return code: stores the value in
+ * `*value` and returns ISO_SUCCESS, or returns the error code (ISO_E_INVALID_ARGUMENT for a
+ * bad handle or a NULL pointer, ISO_E_FAILED_PRECONDITION for a call at the wrong time, the
+ * job's failure) and leaves `*value` alone. Blocks as read_iso_var32. */
+int iso_var_wait32(iso_var32* var, uint32_t* value);
+int iso_var_wait64(iso_var64* var, uint64_t* value);
+
+/* iso_var_ready32, iso_var_ready64: whether read_iso_var32/64 would return without
+ * blocking. Never blocks (it makes progress once, as iso_poll).
+ * Returns: 1 ready (or done), 0 not yet (also while the read's isochron is open), or a
+ *   negative error code: -ISO_E_INVALID_ARGUMENT for an empty, stale or uninitialised handle,
+ *   -ISO_E_FAILED_PRECONDITION outside iso_init .. iso_deinit or inside a handler. */
+int iso_var_ready32(iso_var32* var);
+int iso_var_ready64(iso_var64* var);
+
+/* iso_var_release32, iso_var_release64: drops the handle's read, if any, and frees its slot
+ * (a value still on its way is discarded on arrival); the handle is empty afterwards. Needed
+ * only for a read whose value is not wanted. Never blocks; may be called at any time (also
+ * before iso_init and after iso_deinit) except inside a handler.
+ * Returns: ISO_SUCCESS; ISO_E_INVALID_ARGUMENT for NULL or an uninitialised handle;
+ *   ISO_E_FAILED_PRECONDITION inside a handler. */
+int iso_var_release32(iso_var32* var);
+int iso_var_release64(iso_var64* var);
+
+/* ---- Isochronous messages ---------------------------------------------------------------- */
+
+/* A handler gets the sender's node id and the payload (`data` may be NULL when `size` is 0;
+ * it is valid only during the call). It runs at the message's logical time, ordered with
+ * every other operation, on this node's thread inside whichever iso_* call is making
+ * progress at the time (iso_poll, iso_barrier, read_iso_var32, ...). It must be short, and
+ * may call only iso_node_id, iso_node_count and iso_last_error: other calls return
+ * ISO_E_FAILED_PRECONDITION. */
+typedef void (*iso_handler)(int source, const void* data, size_t size);
+
+/* iso_set_handler: registers `fn` for the messages sent to `handler_id` (0 or more),
+ * replacing any earlier one. Register the same ids on every node before any node can send
+ * to them: before iso_init (installed before the start barrier), or after it followed by
+ * iso_barrier on every node before the first send. A message for an id that is not
+ * registered where it arrives fails the job.
+ * Returns: ISO_SUCCESS; ISO_E_INVALID_ARGUMENT for a negative id or a NULL `fn`;
+ *   ISO_E_FAILED_PRECONDITION inside a handler or after iso_deinit. Never blocks. */
+int iso_set_handler(int handler_id, iso_handler fn);
+
+/* iso_send_msg: adds an isochronous message to the open isochron: `size` bytes from `data`
+ * (copied now) reach handler `handler_id` on node `node` (which may be this node) at the
+ * isochron's logical time. Never blocks.
+ * Returns: ISO_SUCCESS; ISO_E_FAILED_PRECONDITION outside an isochron; ISO_E_NOT_FOUND when
+ *   no handler is registered under `handler_id` on this node; ISO_E_INVALID_ARGUMENT for a
+ *   node or handler id out of range or NULL `data` with a nonzero `size`;
+ *   ISO_E_RESOURCE_EXHAUSTED (from iso_end) when the isochron grows too large. */
+int iso_send_msg(int node, int handler_id, const void* data, size_t size);
+
+/* ---- Errors ------------------------------------------------------------------------------ */
+
+/* iso_last_error: the message of the latest failed call on this thread ("" if none has
+ * failed), e.g. "iso_assign32: assign to address 9 without a sched: ...". Successful calls
+ * leave it alone (as errno). The string stays valid until the next failing call on this
+ * thread. Safe to call at any time, from any thread, and inside a handler. */
+const char* iso_last_error(void);
+
+/* ---- Classic names ----------------------------------------------------------------------- */
+#ifndef ISO_NO_CLASSIC_MACROS
+#define NODEID (iso_node_id())
+#define NUMNODES (iso_node_count())
+#define iso_assign iso_assign32
+#define read_iso_var read_iso_var32
+#endif
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* ISO_ISO_H_ */

@@ -1,0 +1,626 @@
+// The classic isotach C API (include/iso/iso.h) on top of the C++ API.
+//
+// The classic calls have no handle, so this file keeps the process's node in one
+// process-wide object (the only place in the runtime that does). Every extern "C" function
+// is a thin wrapper: it runs the call on that object, turns an iso::error into its code and
+// message (iso_last_error), and lets nothing escape into C.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <new>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "iso/error.hpp"
+#include "iso/iso.h"
+#include "iso/isochron.hpp"
+#include "iso/node.hpp"
+#include "iso/shared.hpp"
+#include "runtime/job.hpp"
+#include "runtime/node_state.hpp"
+#include "runtime/shmem_map.hpp"
+
+namespace iso::runtime {
+namespace {
+
+// The C codes are iso::error_code's values: a code passes through without a table.
+static_assert(ISO_E_CANCELLED == static_cast<int>(error_code::cancelled));
+static_assert(ISO_E_UNKNOWN == static_cast<int>(error_code::unknown));
+static_assert(ISO_E_INVALID_ARGUMENT == static_cast<int>(error_code::invalid_argument));
+static_assert(ISO_E_DEADLINE_EXCEEDED == static_cast<int>(error_code::deadline_exceeded));
+static_assert(ISO_E_NOT_FOUND == static_cast<int>(error_code::not_found));
+static_assert(ISO_E_ALREADY_EXISTS == static_cast<int>(error_code::already_exists));
+static_assert(ISO_E_PERMISSION_DENIED == static_cast<int>(error_code::permission_denied));
+static_assert(ISO_E_RESOURCE_EXHAUSTED == static_cast<int>(error_code::resource_exhausted));
+static_assert(ISO_E_FAILED_PRECONDITION == static_cast<int>(error_code::failed_precondition));
+static_assert(ISO_E_ABORTED == static_cast<int>(error_code::aborted));
+static_assert(ISO_E_OUT_OF_RANGE == static_cast<int>(error_code::out_of_range));
+static_assert(ISO_E_UNIMPLEMENTED == static_cast<int>(error_code::unimplemented));
+static_assert(ISO_E_INTERNAL == static_cast<int>(error_code::internal));
+static_assert(ISO_E_UNAVAILABLE == static_cast<int>(error_code::unavailable));
+static_assert(ISO_E_DATA_LOSS == static_cast<int>(error_code::data_loss));
+
+// The memory layout the header promises: whole pages of the map, the 64-bit region after
+// the 32-bit one.
+static_assert(ISO_PAGE_SIZE == shmem_map::kPageVariables);
+static_assert(ISO_MEM32_SIZE % ISO_PAGE_SIZE == 0 && ISO_MEM64_BASE % ISO_PAGE_SIZE == 0 &&
+              ISO_MEM64_SIZE % ISO_PAGE_SIZE == 0 && ISO_MEM64_BASE >= ISO_MEM32_SIZE);
+constexpr std::uint64_t kMemoryEnd = std::uint64_t{ISO_MEM64_BASE} + ISO_MEM64_SIZE;
+constexpr std::uint64_t kMapPages = kMemoryEnd / ISO_PAGE_SIZE;
+
+// A handle's state_: recognisable words rather than 1 and 2, so that an uninitialised handle
+// is very unlikely to pass for a pending or done one.
+constexpr std::uint32_t kEmpty = 0;
+constexpr std::uint32_t kPending = 0x69736f50;  // "isoP"
+constexpr std::uint32_t kDone = 0x69736f44;     // "isoD"
+
+// What differs between iso_var32 and iso_var64.
+template <typename Var>
+struct var_traits;
+template <>
+struct var_traits<iso_var32> {
+  static constexpr std::size_t kWidth = 4;
+  static constexpr const char* kRead = "iso_read32";
+  static constexpr const char* kInit = "ISO_VAR32_INIT";
+};
+template <>
+struct var_traits<iso_var64> {
+  static constexpr std::size_t kWidth = 8;
+  static constexpr const char* kRead = "iso_read64";
+  static constexpr const char* kInit = "ISO_VAR64_INIT";
+};
+
+[[noreturn]] void fail(error_code code, const std::string& message) {
+  throw iso::error(code, message);
+}
+
+// The message of the latest failure on this thread (iso_last_error).
+thread_local std::string t_last_error;
+
+int record(const char* what, error_code code, std::string_view message) noexcept {
+  try {
+    t_last_error = absl::StrFormat("%s: %s", what, message);
+  } catch (...) {
+    t_last_error.clear();  // out of memory: the code still tells what happened
+  }
+  return static_cast<int>(code);
+}
+
+// Runs `body` and turns whatever it throws into a code; nothing may unwind into C.
+template <typename F>
+int guarded(const char* what, F&& body) noexcept {
+  try {
+    body();
+    return ISO_SUCCESS;
+  } catch (const iso::error& e) {
+    return record(what, e.code(), e.what());
+  } catch (const std::bad_alloc&) {
+    return record(what, error_code::resource_exhausted, "out of memory");
+  } catch (const std::exception& e) {
+    return record(what, error_code::internal, e.what());
+  } catch (...) {
+    return record(what, error_code::unknown, "unknown exception");
+  }
+}
+
+// A read in flight: the C handle names its entry by index and generation, so that a stale
+// or forged handle is recognised instead of reaching the runtime's read table (which checks
+// only with assertions).
+struct read_entry {
+  iso::detail::read_handle handle;
+  std::uint32_t generation = 0;
+  std::uint64_t isochron = 0;  // serial of the isochron that issued the read
+  bool live = false;
+};
+
+// The allocation of `count` variables at classic address `first`, placed by `map`. With the
+// default page size an allocation page is exactly one map page; with another
+// (options::page_variables) it gets the union of the copysets of the map pages it overlaps, which
+// keeps every named node a holder.
+iso::placement placement_for(std::shared_ptr<const shmem_map> map, std::uint64_t first,
+                             std::uint64_t count, std::uint32_t page_variables) {
+  return iso::placement::per_page(
+      [map = std::move(map), first, count, page_variables](std::uint64_t page) {
+        const std::uint64_t lo = first + page * page_variables;
+        const std::uint64_t hi = std::min(lo + page_variables, first + count);
+        std::vector<iso::node_id> nodes;
+        for (std::uint64_t p = lo / ISO_PAGE_SIZE; p <= (hi - 1) / ISO_PAGE_SIZE; ++p) {
+          const std::vector<std::uint32_t> holders = map->copyset(p);
+          nodes.insert(nodes.end(), holders.begin(), holders.end());
+        }
+        std::sort(nodes.begin(), nodes.end());
+        nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+        return nodes;
+      });
+}
+
+class classic_api {
+ public:
+  void init() {
+    if (in_handler_) fail_in_handler();
+    if (phase_ == phase::running) {
+      fail(error_code::failed_precondition, "already initialised; call it once per process");
+    }
+    if (phase_ == phase::left) {
+      fail(error_code::failed_precondition,
+           "this process has already been in the job (iso_deinit or a failed iso_init); a "
+           "process joins once");
+    }
+    // Whatever happens from here, a process joins once: the launcher's segment cannot be
+    // joined again.
+    phase_ = phase::left;
+    absl::StatusOr<job_plan> plan = plan_job(iso::options{});
+    if (!plan.ok()) detail::throw_status(plan.status());
+    const std::uint32_t nodes = plan->env.size;
+    if (plan->env.transport == transport_kind::inproc && nodes > 1) {
+      fail(error_code::failed_precondition,
+           absl::StrFormat("the C API needs one node per process, but this is an inproc job "
+                           "(ISO_TRANSPORT=inproc) whose %u nodes would all live in this "
+                           "process; launch it with --transport shm",
+                           nodes));
+    }
+    // The map is read before joining: a bad file then fails every node alike, before any
+    // of them waits for the others.
+    auto map = std::make_shared<shmem_map>(kMapPages, nodes);
+    if (const char* path = std::getenv("ISO_SHMEM_MAP"); path != nullptr && *path != '\0') {
+      absl::StatusOr<shmem_map> loaded = shmem_map::load(path, kMapPages, nodes);
+      if (!loaded.ok()) detail::throw_status(loaded.status());
+      *map = *std::move(loaded);
+    }
+    absl::StatusOr<process_node> joined = join_process_node(*plan);
+    if (!joined.ok()) detail::throw_status(joined.status());
+    try {
+      node_ = std::move(joined->self);
+      // Before the start barrier: once a peer passes it, it may send to these ids.
+      for (const auto& [id, fn] : handlers_) install(id, fn);
+      node_->barrier();  // start: nobody sends before everyone can receive
+      const std::uint32_t page_variables = node_->options().page_variables;
+      base32_ = node_->allocate_raw(ISO_MEM32_SIZE, 4,
+                                    placement_for(map, 0, ISO_MEM32_SIZE, page_variables));
+      base64_ = node_->allocate_raw(
+          ISO_MEM64_SIZE, 8, placement_for(map, ISO_MEM64_BASE, ISO_MEM64_SIZE, page_variables));
+    } catch (...) {
+      node_.reset();
+      joined->segment->mark_failed(joined->rank);  // the peers stop waiting for this node
+      throw;
+    }
+    segment_ = std::move(joined->segment);
+    rank_ = joined->rank;
+    phase_ = phase::running;
+    if (!exit_hook_) {
+      // Registered after the runtime's own statics exist, so it runs before they go.
+      std::atexit([] { instance().leave_at_exit(); });
+      exit_hook_ = true;
+    }
+  }
+
+  void deinit() {
+    require_running();
+    if (open_) fail(error_code::failed_precondition, "an isochron is open; call iso_end first");
+    try {
+      reads_.clear();  // pending handles become stale; values on their way are dropped
+      free_reads_.clear();
+      node_->quiesce();  // everything this node issued has executed here
+      node_->barrier();  // end: every node keeps serving the others until all are done
+    } catch (...) {
+      leave(true);
+      throw;
+    }
+    leave(false);
+  }
+
+  [[nodiscard]] int node_id() const {
+    return phase_ == phase::running ? static_cast<int>(node_->id()) : -1;
+  }
+  [[nodiscard]] int node_count() const {
+    return phase_ == phase::running ? static_cast<int>(node_->count()) : -1;
+  }
+
+  void barrier() {
+    require_running();
+    if (open_) {
+      fail(error_code::failed_precondition, "called inside an isochron; call iso_end first");
+    }
+    node_->barrier();
+  }
+
+  void poll() {
+    require_running();
+    node_->poll();
+  }
+
+  void start() {
+    require_running();
+    if (open_) {
+      fail(error_code::failed_precondition,
+           "an isochron is already open; isochrons do not nest (call iso_end first)");
+    }
+    open_.emplace(*node_);
+    ++serial_;
+  }
+
+  void end() {
+    require_running();
+    if (!open_) {
+      fail(error_code::failed_precondition, "no isochron is open; call iso_start first");
+    }
+    try {
+      open_->end();
+    } catch (...) {
+      open_.reset();  // the runtime has closed it either way
+      throw;
+    }
+    open_.reset();
+  }
+
+  template <typename Var>
+  void read(std::uint64_t address, Var* var) {
+    require_isochron();
+    if (var == nullptr) fail(error_code::invalid_argument, "the read handle is NULL");
+    iso::detail::read_handle h = open_->read_raw(to_internal(address), var_traits<Var>::kWidth, 1);
+    // Only now, when the new read exists: a failed read leaves the handle as it was.
+    if (var->state_ == kPending) drop(var->slot_, var->generation_);
+    std::uint32_t index = 0;
+    if (free_reads_.empty()) {
+      index = static_cast<std::uint32_t>(reads_.size());
+      reads_.emplace_back();
+    } else {
+      index = free_reads_.back();
+      free_reads_.pop_back();
+    }
+    read_entry& e = reads_[index];
+    e.handle = std::move(h);
+    if (++e.generation == 0) e.generation = 1;  // 0 never names a live read
+    e.isochron = serial_;
+    e.live = true;
+    *var = Var{};
+    var->state_ = kPending;
+    var->slot_ = index;
+    var->generation_ = e.generation;
+  }
+
+  void write(std::uint64_t address, std::size_t width, std::uint64_t value) {
+    require_isochron();
+    open_->write_raw(to_internal(address), width, std::span(&value, 1));
+  }
+
+  void sched(std::uint64_t address, std::size_t width) {
+    require_isochron();
+    open_->sched_raw(to_internal(address), width);
+  }
+
+  void assign(std::uint64_t address, std::size_t width, std::uint64_t value) {
+    require_isochron();
+    open_->assign_raw(to_internal(address), width, value);
+  }
+
+  // The read's value; blocks until it is here.
+  template <typename Var>
+  std::uint64_t wait(Var* var) {
+    if (var == nullptr) fail(error_code::invalid_argument, "the read handle is NULL");
+    if (var->state_ == kDone) return var->value_;
+    require_running();
+    read_entry& e = pending_entry(var);
+    if (open_ && e.isochron == serial_) {
+      fail(error_code::failed_precondition,
+           "the read's isochron is still open, so its value cannot arrive; call iso_end first");
+    }
+    const std::uint64_t bits = e.handle.wait()[0];
+    drop(var->slot_, var->generation_);
+    var->state_ = kDone;
+    var->value_ = static_cast<decltype(var->value_)>(bits);
+    return var->value_;
+  }
+
+  template <typename Var>
+  bool ready(Var* var) {
+    if (var == nullptr) fail(error_code::invalid_argument, "the read handle is NULL");
+    if (var->state_ == kDone) return true;
+    require_running();
+    read_entry& e = pending_entry(var);
+    if (open_ && e.isochron == serial_) return false;
+    return e.handle.ready();
+  }
+
+  template <typename Var>
+  void release(Var* var) {
+    if (in_handler_) fail_in_handler();
+    if (var == nullptr) fail(error_code::invalid_argument, "the read handle is NULL");
+    if (var->state_ != kEmpty && var->state_ != kPending && var->state_ != kDone) {
+      fail_not_a_handle<Var>();
+    }
+    if (var->state_ == kPending) drop(var->slot_, var->generation_);
+    *var = Var{};
+  }
+
+  void set_handler(int id, iso_handler fn) {
+    if (in_handler_) fail_in_handler();
+    if (id < 0) {
+      fail(error_code::invalid_argument, absl::StrFormat("handler id %d is negative", id));
+    }
+    if (fn == nullptr) fail(error_code::invalid_argument, "the handler function is NULL");
+    if (phase_ == phase::left) fail_left();
+    handlers_[static_cast<std::uint32_t>(id)] = fn;
+    if (phase_ == phase::running) install(static_cast<std::uint32_t>(id), fn);
+  }
+
+  void send(int to, int handler, const void* data, std::size_t size) {
+    require_isochron();
+    if (to < 0 || static_cast<std::uint32_t>(to) >= node_->count()) {
+      fail(error_code::invalid_argument, absl::StrFormat("message to node %d: the job has nodes "
+                                                         "0..%u",
+                                                         to, node_->count() - 1));
+    }
+    if (handler < 0) {
+      fail(error_code::invalid_argument, absl::StrFormat("handler id %d is negative", handler));
+    }
+    if (data == nullptr && size != 0) {
+      fail(error_code::invalid_argument,
+           absl::StrFormat("the data pointer is NULL but the size is %u", size));
+    }
+    const auto* bytes = static_cast<const std::byte*>(data);
+    open_->send(static_cast<iso::node_id>(to), static_cast<iso::handler_id>(handler),
+                std::span<const std::byte>(bytes, size));
+  }
+
+  std::vector<std::uint32_t> copyset(std::uint64_t address) {
+    require_running();
+    absl::StatusOr<const page_info*> page =
+        detail::node_state::of(*node_).smm().pages().find(to_internal(address));
+    if (!page.ok()) detail::throw_status(page.status());
+    return (*page)->copyset;
+  }
+
+  static classic_api& instance() {
+    // Never destroyed: the node is torn down by iso_deinit or the exit hook, at a time when
+    // the runtime's own statics still exist.
+    static classic_api* const api = new classic_api;
+    return *api;
+  }
+
+ private:
+  enum class phase { before, running, left };
+
+  [[noreturn]] void fail_in_handler() const {
+    fail(error_code::failed_precondition,
+         "called inside a message handler; a handler may call only iso_node_id, "
+         "iso_node_count and iso_last_error");
+  }
+  [[noreturn]] void fail_left() const {
+    fail(error_code::failed_precondition,
+         "this process has left the job (iso_deinit, or a failed iso_init)");
+  }
+  template <typename Var>
+  [[noreturn]] void fail_not_a_handle() const {
+    fail(error_code::invalid_argument,
+         absl::StrFormat("not a read handle (uninitialised?); initialise it with %s or fill it "
+                         "with %s",
+                         var_traits<Var>::kInit, var_traits<Var>::kRead));
+  }
+
+  void require_running() const {
+    if (in_handler_) fail_in_handler();
+    if (phase_ == phase::before) {
+      fail(error_code::failed_precondition, "called before iso_init; call iso_init first");
+    }
+    if (phase_ == phase::left) fail_left();
+  }
+
+  void require_isochron() const {
+    require_running();
+    if (!open_) {
+      fail(error_code::failed_precondition, "called outside an isochron; call iso_start first");
+    }
+  }
+
+  // Classic address -> isotach address. With the default page size both are the same, so
+  // the C++ API's messages name the address the program used.
+  [[nodiscard]] iso::address to_internal(std::uint64_t address) const {
+    if (address < ISO_MEM32_SIZE) return base32_ + address;
+    if (address >= ISO_MEM64_BASE && address < kMemoryEnd) {
+      return base64_ + (address - ISO_MEM64_BASE);
+    }
+    fail(error_code::out_of_range,
+         absl::StrFormat("address %u is outside isotach memory (32-bit variables at 0..%u, "
+                         "64-bit at %u..%u)",
+                         address, ISO_MEM32_SIZE - 1, ISO_MEM64_BASE, kMemoryEnd - 1));
+  }
+
+  template <typename Var>
+  read_entry& pending_entry(const Var* var) {
+    if (var->state_ == kEmpty) {
+      fail(error_code::invalid_argument,
+           absl::StrFormat("the handle holds no read; fill it with %s first",
+                           var_traits<Var>::kRead));
+    }
+    if (var->state_ != kPending) fail_not_a_handle<Var>();
+    if (var->slot_ >= reads_.size() || !reads_[var->slot_].live ||
+        reads_[var->slot_].generation != var->generation_) {
+      fail(error_code::invalid_argument,
+           "stale read handle: its read was already taken or released, through this handle or "
+           "a copy of it");
+    }
+    return reads_[var->slot_];
+  }
+
+  // Releases the read (index, generation) if it is still live.
+  void drop(std::uint32_t index, std::uint32_t generation) {
+    if (index >= reads_.size() || !reads_[index].live || reads_[index].generation != generation) {
+      return;
+    }
+    read_entry& e = reads_[index];
+    e.handle = iso::detail::read_handle();  // frees the runtime's slot
+    e.live = false;
+    free_reads_.push_back(index);
+  }
+
+  void install(std::uint32_t id, iso_handler fn) {
+    node_->set_handler(id, [this, fn](iso::node_id source, std::span<const std::byte> payload) {
+      // Marks the handler's extent, so that the iso_* calls it may not make are refused
+      // rather than re-entering the runtime from inside its execution of the pulse.
+      struct in_handler_scope {
+        explicit in_handler_scope(bool& flag) : flag_(flag) { flag_ = true; }
+        ~in_handler_scope() { flag_ = false; }
+        bool& flag_;
+      } scope(in_handler_);
+      fn(static_cast<int>(source), payload.empty() ? nullptr : payload.data(), payload.size());
+    });
+  }
+
+  // Tears the node down. `failed`: it leaves without the end barrier, so it tells the peers,
+  // which would otherwise wait for it until their timeouts.
+  void leave(bool failed) {
+    reads_.clear();
+    free_reads_.clear();
+    open_.reset();
+    if (failed) segment_->mark_failed(rank_);
+    node_.reset();
+    segment_.reset();
+    phase_ = phase::left;
+  }
+
+  void leave_at_exit() {
+    if (phase_ != phase::running) return;
+    std::fprintf(stderr,
+                 "iso: node %u exits without iso_deinit; it leaves the job as a failed node\n",
+                 rank_);
+    in_handler_ = false;
+    leave(true);
+  }
+
+  phase phase_ = phase::before;
+  std::shared_ptr<comm::shm_segment> segment_;
+  std::uint32_t rank_ = 0;
+  std::unique_ptr<iso::node> node_;
+  std::optional<iso::isochron> open_;
+  std::uint64_t serial_ = 0;  // isochrons started so far: the open one's serial
+  iso::address base32_ = 0;
+  iso::address base64_ = 0;
+  std::vector<read_entry> reads_;
+  std::vector<std::uint32_t> free_reads_;
+  std::map<std::uint32_t, iso_handler> handlers_;
+  bool in_handler_ = false;
+  bool exit_hook_ = false;
+};
+
+classic_api& api() { return classic_api::instance(); }
+
+template <typename Var>
+int wait_into(const char* what, Var* var, decltype(Var::value_)* value) {
+  return guarded(what, [&] {
+    if (value == nullptr) fail(error_code::invalid_argument, "the value pointer is NULL");
+    *value = static_cast<decltype(Var::value_)>(api().wait(var));
+  });
+}
+
+template <typename Var>
+decltype(Var::value_) read_var(const char* what, Var* var) {
+  decltype(Var::value_) value = 0;
+  return wait_into(what, var, &value) == ISO_SUCCESS ? value : 0;
+}
+
+template <typename Var>
+int ready_of(const char* what, Var* var) {
+  bool ready = false;
+  const int code = guarded(what, [&] { ready = api().ready(var); });
+  if (code != ISO_SUCCESS) return -code;
+  return ready ? 1 : 0;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<std::uint32_t>> c_api_copyset(std::uint64_t address) {
+  try {
+    return api().copyset(address);
+  } catch (const iso::error& e) {
+    return absl::Status(static_cast<absl::StatusCode>(e.code()), e.what());
+  }
+}
+
+}  // namespace iso::runtime
+
+using iso::runtime::api;
+using iso::runtime::guarded;
+
+extern "C" {
+
+int iso_init(void) {
+  return guarded("iso_init", [] { api().init(); });
+}
+int iso_deinit(void) {
+  return guarded("iso_deinit", [] { api().deinit(); });
+}
+int iso_node_id(void) { return api().node_id(); }
+int iso_node_count(void) { return api().node_count(); }
+int iso_barrier(void) {
+  return guarded("iso_barrier", [] { api().barrier(); });
+}
+int iso_poll(void) {
+  return guarded("iso_poll", [] { api().poll(); });
+}
+
+int iso_start(void) {
+  return guarded("iso_start", [] { api().start(); });
+}
+int iso_end(void) {
+  return guarded("iso_end", [] { api().end(); });
+}
+
+int iso_read32(uint32_t address, iso_var32* var) {
+  return guarded("iso_read32", [&] { api().read(address, var); });
+}
+int iso_read64(uint64_t address, iso_var64* var) {
+  return guarded("iso_read64", [&] { api().read(address, var); });
+}
+int iso_write32(uint32_t address, uint32_t value) {
+  return guarded("iso_write32", [&] { api().write(address, 4, value); });
+}
+int iso_write64(uint64_t address, uint64_t value) {
+  return guarded("iso_write64", [&] { api().write(address, 8, value); });
+}
+int iso_sched(uint32_t address) {
+  return guarded("iso_sched", [&] { api().sched(address, 4); });
+}
+int iso_sched64(uint64_t address) {
+  return guarded("iso_sched64", [&] { api().sched(address, 8); });
+}
+int iso_assign32(uint32_t address, uint32_t value) {
+  return guarded("iso_assign32", [&] { api().assign(address, 4, value); });
+}
+int iso_assign64(uint64_t address, uint64_t value) {
+  return guarded("iso_assign64", [&] { api().assign(address, 8, value); });
+}
+
+uint32_t read_iso_var32(iso_var32* var) { return iso::runtime::read_var("read_iso_var32", var); }
+uint64_t read_iso_var64(iso_var64* var) { return iso::runtime::read_var("read_iso_var64", var); }
+int iso_var_wait32(iso_var32* var, uint32_t* value) {
+  return iso::runtime::wait_into("iso_var_wait32", var, value);
+}
+int iso_var_wait64(iso_var64* var, uint64_t* value) {
+  return iso::runtime::wait_into("iso_var_wait64", var, value);
+}
+int iso_var_ready32(iso_var32* var) { return iso::runtime::ready_of("iso_var_ready32", var); }
+int iso_var_ready64(iso_var64* var) { return iso::runtime::ready_of("iso_var_ready64", var); }
+int iso_var_release32(iso_var32* var) {
+  return guarded("iso_var_release32", [&] { api().release(var); });
+}
+int iso_var_release64(iso_var64* var) {
+  return guarded("iso_var_release64", [&] { api().release(var); });
+}
+
+int iso_set_handler(int handler_id, iso_handler fn) {
+  return guarded("iso_set_handler", [&] { api().set_handler(handler_id, fn); });
+}
+int iso_send_msg(int node, int handler_id, const void* data, size_t size) {
+  return guarded("iso_send_msg", [&] { api().send(node, handler_id, data, size); });
+}
+
+const char* iso_last_error(void) { return iso::runtime::t_last_error.c_str(); }
+
+}  // extern "C"
