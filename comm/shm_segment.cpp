@@ -190,6 +190,9 @@ absl::StatusOr<std::shared_ptr<shm_segment>> shm_segment::create_private(
 
 absl::Status shm_segment::barrier(absl::Duration timeout) {
   header& h = head();
+  if (const std::uint32_t failed = h.failed.load(std::memory_order_acquire); failed != 0) {
+    return absl::AbortedError(absl::StrFormat("node %u failed; the job is stopping", failed - 1));
+  }
   const absl::Time deadline = absl::Now() + timeout;
   const std::uint32_t generation = h.barrier_generation.load(std::memory_order_acquire);
   if (h.barrier_arrived.fetch_add(1, std::memory_order_acq_rel) + 1 == layout_.nodes) {
@@ -227,11 +230,12 @@ std::uint32_t shm_segment::barrier_arrive() {
 
 absl::StatusOr<bool> shm_segment::barrier_passed(std::uint32_t ticket) const {
   const header& h = head();
-  if (h.barrier_generation.load(std::memory_order_acquire) != ticket) return true;
+  // A failed job fails every barrier: after a failure the arrival count is meaningless
+  // (the dead node never arrives, a survivor's arrival may be counted towards a later one).
   if (const std::uint32_t failed = h.failed.load(std::memory_order_acquire); failed != 0) {
     return absl::AbortedError(absl::StrFormat("node %u failed; the job is stopping", failed - 1));
   }
-  return false;
+  return h.barrier_generation.load(std::memory_order_acquire) != ticket;
 }
 
 void shm_segment::publish_mark(std::uint32_t node, std::uint64_t value) {

@@ -76,6 +76,19 @@ TEST(ShmSegment, FailedJobReleasesBarrierWaiters) {
   EXPECT_NE(s.message().find("node 1"), std::string::npos) << s;
 }
 
+// Once a node has failed, no later barrier may pass on a stale arrival count.
+TEST(ShmSegment, EveryBarrierAfterAFailureFails) {
+  auto segment = shm_segment::create_private(2, "", {});
+  ASSERT_TRUE(segment.ok());
+  (void)(*segment)->barrier_arrive();  // a survivor arrives, then its peer dies
+  (*segment)->mark_failed(1);
+  for (int i = 0; i < 3; ++i) {
+    const std::uint32_t ticket = (*segment)->barrier_arrive();
+    EXPECT_TRUE(absl::IsAborted((*segment)->barrier_passed(ticket).status()));
+    EXPECT_TRUE(absl::IsAborted((*segment)->barrier(absl::Seconds(5))));
+  }
+}
+
 TEST(ShmSegment, RejectsBadShapes) {
   EXPECT_TRUE(absl::IsInvalidArgument(shm_segment::join(fresh_fd(), 3, 3, "", {}).status()));
   EXPECT_TRUE(absl::IsInvalidArgument(
