@@ -119,11 +119,12 @@ std::unique_ptr<node> make_node(const std::shared_ptr<comm::shm_segment>& segmen
                                 std::uint32_t rank, const job_plan& plan) {
   base::set_log_node(static_cast<int>(rank));
   auto boot = std::make_unique<segment_bootstrap>(segment, rank, plan.env.secret);
-  auto nic =
-      std::make_unique<nicfw::engine>(rank, plan.topo, comm::make_shm_transport(segment, rank),
-                                      nicfw::engine_options{.where = nic_placement_of(plan.opts),
-                                                            .local_nodes = segment->nodes(),
-                                                            .local_index = rank});
+  const nicfw::engine_options nic_options{.where = nic_placement_of(plan.opts),
+                                          .local_nodes = segment->nodes(),
+                                          .local_index = rank,
+                                          .spin = absl::FromChrono(plan.opts.nic_spin)};
+  auto nic = std::make_unique<nicfw::engine>(
+      rank, plan.topo, comm::make_shm_transport(segment, rank), nic_options);
   return detail::node_state::make_node(
       std::make_unique<detail::node_state>(std::move(boot), std::move(nic), plan.opts));
 }
