@@ -120,7 +120,7 @@ absl::Status engine::poll_once(bool& did_work) {
   std::size_t handled = 0;
   absl::Status polled = transport_->poll(
       [&](comm::received_packet& p) {
-        if (packet_status.ok()) packet_status = handle_packet(p);
+        if (packet_status.ok()) packet_status = handle_packet(p.source(), p.bytes());
       },
       handled, 256);
   if (!polled.ok()) return polled;
@@ -128,10 +128,7 @@ absl::Status engine::poll_once(bool& did_work) {
   did_work |= handled != 0;
 
   siu_.on_host_demand(host_demand_.load(std::memory_order_relaxed));
-  if (absl::Status s = siu_.advance(did_work); !s.ok()) return s;
-  for (auto& tm : tms_) {
-    if (absl::Status s = tm->advance(did_work); !s.ok()) return s;
-  }
+  if (absl::Status s = run_loopback(did_work); !s.ok()) return s;
   release_closed_pulses();
   (void)flush_deliveries();  // what does not fit waits for the next poll
   if (delivered_since_ring_) {
@@ -188,9 +185,25 @@ token_manager* engine::tm_for(std::uint16_t to_switch) {
   return nullptr;
 }
 
-absl::Status engine::handle_packet(comm::received_packet& packet) {
-  const comm::byte_span bytes = packet.bytes();
-  const comm::node_id source = packet.source();
+absl::Status engine::run_loopback(bool& did_work) {
+  // Bounded: each round either handles a loopback packet or ends; tokens to ourselves
+  // cannot multiply without limit because every TM and SIU is lazy.
+  for (int rounds = 0; rounds < 64; ++rounds) {
+    if (absl::Status s = siu_.advance(did_work); !s.ok()) return s;
+    for (auto& tm : tms_) {
+      if (absl::Status s = tm->advance(did_work); !s.ok()) return s;
+    }
+    if (!out_.has_loopback()) return absl::OkStatus();
+    while (out_.has_loopback()) {
+      const std::vector<std::byte> packet = out_.take_loopback();
+      if (absl::Status s = handle_packet(self_, packet); !s.ok()) return s;
+      did_work = true;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status engine::handle_packet(comm::node_id source, comm::byte_span bytes) {
   packet_header header;
   if (!read_at(bytes, 0, header)) {
     return absl::InvalidArgumentError(

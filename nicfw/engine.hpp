@@ -95,7 +95,9 @@ class engine {
 
   [[nodiscard]] absl::Status poll_once(bool& did_work);
   [[nodiscard]] absl::Status take_submissions(bool& did_work);
-  [[nodiscard]] absl::Status handle_packet(comm::received_packet& packet);
+  [[nodiscard]] absl::Status handle_packet(comm::node_id source, comm::byte_span bytes);
+  // Handles what this node sent itself, and the tokens that unlocks, until nothing is left.
+  [[nodiscard]] absl::Status run_loopback(bool& did_work);
   [[nodiscard]] absl::Status handle_token(const packet_header& header, comm::node_id source,
                                           comm::byte_span bytes);
   [[nodiscard]] token_manager* tm_for(std::uint16_t to_switch);
