@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <sstream>
 
@@ -87,6 +88,48 @@ bool collect_indexed(const std::string& command, const std::vector<std::string>&
   }
   const int status = ::pclose(pipe);
   return tolerate_exit || status == 0;
+}
+
+std::optional<bench_args> parse_bench_args(int argc, char** argv, const char* name) {
+  bench_args args;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--quick") == 0) {
+      args.quick = true;
+    } else if (std::strcmp(argv[i], "--worker") == 0) {
+      args.as_worker = true;
+    } else if (std::strcmp(argv[i], "--nic") == 0 && i + 1 < argc) {
+      args.nic = argv[++i];
+      if (args.nic == "thread") {
+        args.placement = iso::nic_placement::thread;
+      } else if (args.nic == "inline") {
+        args.placement = iso::nic_placement::inline_poll;
+      } else if (args.nic != "auto") {
+        std::fprintf(stderr, "%s: --nic takes thread, inline or auto, not '%s'\n", name,
+                     args.nic.c_str());
+        return std::nullopt;
+      }
+    } else {
+      std::fprintf(stderr, "usage: %s [--quick] [--nic thread|inline|auto]\n", name);
+      return std::nullopt;
+    }
+  }
+  return args;
+}
+
+void serve_until(iso::node& node, iso::shared_var<std::int64_t> done, std::int64_t value) {
+  for (;;) {
+    for (int i = 0; i < 1000; ++i) node.poll();
+    iso::isochron iso(node);
+    auto flag = iso.read(done);  // a purely local isochron: the copy is here
+    iso.end();
+    if (flag.get() >= value) return;
+  }
+}
+
+void set_done(iso::node& node, iso::shared_var<std::int64_t> done, std::int64_t value) {
+  iso::isochron iso(node);
+  iso.write(done, value);
+  iso.end();
 }
 
 }  // namespace iso::bench

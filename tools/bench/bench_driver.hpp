@@ -2,10 +2,13 @@
 // lines, summarise samples (median, min, max), and print rows of ours beside a peer's.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "iso/iso.hpp"
 
 namespace iso::bench {
 
@@ -35,6 +38,22 @@ void print_header(const char* ours_name, const char* peer_name);
 
 // The directory of the running program (build/bin), for finding isorun and peers.
 std::string program_directory();
+
+// The command line every isotach benchmark takes: [--quick] [--nic thread|inline|auto],
+// plus --worker, which the driver adds when it starts the job.
+struct bench_args {
+  bool quick = false;
+  bool as_worker = false;
+  std::string nic;  // as given; empty when absent
+  iso::nic_placement placement = iso::nic_placement::automatic;
+};
+// Prints "usage: <name> ..." and returns nullopt on anything else.
+std::optional<bench_args> parse_bench_args(int argc, char** argv, const char* name);
+
+// Node 1's part while node 0 measures alone: polls (serving node 0's operations) until
+// `done`, whose only copy is on this node, reaches `value`. set_done() is node 0's side.
+void serve_until(iso::node& node, iso::shared_var<std::int64_t> done, std::int64_t value = 1);
+void set_done(iso::node& node, iso::shared_var<std::int64_t> done, std::int64_t value = 1);
 
 }  // namespace iso::bench
 

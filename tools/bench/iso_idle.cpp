@@ -37,24 +37,7 @@ constexpr std::chrono::milliseconds kGrace{100};
 constexpr std::chrono::milliseconds kMargin{100};
 constexpr double kGoalPercent = 5.0;
 
-struct config {
-  bool quick = false;
-  bool as_worker = false;
-  std::string nic;  // empty: the driver measures thread and inline
-};
 
-bool parse_nic(const std::string& name, iso::nic_placement& out) {
-  if (name == "thread") {
-    out = iso::nic_placement::thread;
-  } else if (name == "inline") {
-    out = iso::nic_placement::inline_poll;
-  } else if (name == "auto") {
-    out = iso::nic_placement::automatic;
-  } else {
-    return false;
-  }
-  return true;
-}
 
 struct sample {
   clock_type::time_point wall;
@@ -97,28 +80,16 @@ void worker(iso::node& node, std::chrono::milliseconds window) {
   if (node.id() == 0) node.barrier();
 }
 
-int usage() {
-  std::fprintf(stderr, "usage: iso-idle [--quick] [--nic thread|inline|auto]\n");
-  return 2;
-}
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  config cfg;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--quick") == 0) {
-      cfg.quick = true;
-    } else if (std::strcmp(argv[i], "--worker") == 0) {
-      cfg.as_worker = true;
-    } else if (std::strcmp(argv[i], "--nic") == 0 && i + 1 < argc) {
-      cfg.nic = argv[++i];
-    } else {
-      return usage();
-    }
-  }
+  const std::optional<iso::bench::bench_args> parsed =
+      iso::bench::parse_bench_args(argc, argv, "iso-idle");
+  if (!parsed) return 2;
+  const iso::bench::bench_args& cfg = *parsed;
   iso::options opts;
-  if (!cfg.nic.empty() && !parse_nic(cfg.nic, opts.nic)) return usage();
+  opts.nic = cfg.placement;
   const std::chrono::milliseconds window{cfg.quick ? 500 : 2000};
   if (cfg.as_worker) {
     return iso::run(argc, argv, opts, [&](iso::node& node) { worker(node, window); });

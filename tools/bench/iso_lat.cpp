@@ -31,14 +31,7 @@ void worker(iso::node& node, int repetitions, int iterations) {
   auto done = node.allocate<std::int64_t>(1, iso::placement::on(1))[0];
   node.barrier();
   if (node.id() == 1) {
-    // Serve node 0's reads, polling, until it says it is done.
-    for (;;) {
-      for (int i = 0; i < 1000; ++i) node.poll();
-      iso::isochron iso(node);
-      auto flag = iso.read(done);
-      iso.end();
-      if (flag.get() != 0) break;
-    }
+    iso::bench::serve_until(node, done);
   } else {
     for (int rep = 0; rep < repetitions; ++rep) {
       clock_type::duration issue{}, wait{};
@@ -68,8 +61,7 @@ void worker(iso::node& node, int repetitions, int iterations) {
                   total, micros(issue) / iterations, micros(wait) / iterations, local_total);
       std::fflush(stdout);
     }
-    iso::isochron iso(node);
-    iso.write(done, std::int64_t{1});
+    iso::bench::set_done(node, done);
   }
   node.barrier();
 }
@@ -77,27 +69,23 @@ void worker(iso::node& node, int repetitions, int iterations) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool quick = false;
-  bool as_worker = false;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--quick") == 0) {
-      quick = true;
-    } else if (std::strcmp(argv[i], "--worker") == 0) {
-      as_worker = true;
-    } else {
-      std::fprintf(stderr, "usage: iso-lat [--quick]\n");
-      return 2;
-    }
-  }
+  const std::optional<iso::bench::bench_args> args =
+      iso::bench::parse_bench_args(argc, argv, "iso-lat");
+  if (!args) return 2;
+  const bool quick = args->quick;
   const int repetitions = quick ? 3 : 9;
   const int iterations = quick ? 2000 : 20000;
-  if (as_worker) {
-    return iso::run(argc, argv, [&](iso::node& node) { worker(node, repetitions, iterations); });
+  if (args->as_worker) {
+    iso::options opts;
+    opts.nic = args->placement;
+    return iso::run(argc, argv, opts,
+                    [&](iso::node& node) { worker(node, repetitions, iterations); });
   }
 
   const std::string bin = iso::bench::program_directory();
   const std::string self = bin + "/iso-lat";
-  const std::string flags = quick ? " --quick" : "";
+  const std::string flags =
+      std::string(quick ? " --quick" : "") + (args->nic.empty() ? "" : " --nic " + args->nic);
   iso::bench::sample_table ours, peer;
   const bool have_peer = std::system(absl::StrFormat("test -x '%s/iso-shmem-peer'", bin).c_str()) == 0;
   const int rounds = quick ? 1 : 3;

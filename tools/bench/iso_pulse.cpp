@@ -46,30 +46,16 @@
 
 namespace {
 
+using iso::bench::serve_until;
+using iso::bench::set_done;
+
 using clock_type = std::chrono::steady_clock;
 
 double micros(clock_type::duration d) {
   return std::chrono::duration<double, std::micro>(d).count();
 }
 
-struct config {
-  bool quick = false;
-  bool as_worker = false;
-  std::string nic = "auto";
-};
 
-bool parse_nic(const std::string& name, iso::nic_placement& out) {
-  if (name == "thread") {
-    out = iso::nic_placement::thread;
-  } else if (name == "inline") {
-    out = iso::nic_placement::inline_poll;
-  } else if (name == "auto") {
-    out = iso::nic_placement::automatic;
-  } else {
-    return false;
-  }
-  return true;
-}
 
 struct sizes {
   int repetitions;
@@ -113,23 +99,6 @@ double stream(iso::node& node, iso::shared_var<std::int64_t> target, int count) 
   return micros(clock_type::now() - start);
 }
 
-// Node 1's part while node 0 works alone: poll until node 0 sets `done` (its only copy is
-// here, so reading it is a local isochron).
-void serve_until(iso::node& node, iso::shared_var<std::int64_t> done, std::int64_t value) {
-  for (;;) {
-    for (int i = 0; i < 1000; ++i) node.poll();
-    iso::isochron iso(node);
-    auto flag = iso.read(done);
-    iso.end();
-    if (flag.get() >= value) return;
-  }
-}
-
-void set_done(iso::node& node, iso::shared_var<std::int64_t> done, std::int64_t value) {
-  iso::isochron iso(node);
-  iso.write(done, value);
-  iso.end();
-}
 
 void send_stats(iso::node& node, const stream_stats& s) {
   node.send(0, std::as_bytes(std::span(&s, 1)));
@@ -269,28 +238,16 @@ void worker(iso::node& node, const sizes& z) {
   }
 }
 
-int usage() {
-  std::fprintf(stderr, "usage: iso-pulse [--quick] [--nic thread|inline|auto]\n");
-  return 2;
-}
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  config cfg;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--quick") == 0) {
-      cfg.quick = true;
-    } else if (std::strcmp(argv[i], "--worker") == 0) {
-      cfg.as_worker = true;
-    } else if (std::strcmp(argv[i], "--nic") == 0 && i + 1 < argc) {
-      cfg.nic = argv[++i];
-    } else {
-      return usage();
-    }
-  }
+  const std::optional<iso::bench::bench_args> parsed =
+      iso::bench::parse_bench_args(argc, argv, "iso-pulse");
+  if (!parsed) return 2;
+  const iso::bench::bench_args& cfg = *parsed;
   iso::options opts;
-  if (!parse_nic(cfg.nic, opts.nic)) return usage();
+  opts.nic = cfg.placement;
   const sizes z = cfg.quick
                       ? sizes{.repetitions = 2, .stream = 2000, .demands = 200, .cold = 50}
                       : sizes{.repetitions = 5, .stream = 20000, .demands = 2000, .cold = 200};
@@ -302,12 +259,13 @@ int main(int argc, char** argv) {
 
   const std::string bin = iso::bench::program_directory();
   const std::string self = bin + "/iso-pulse";
-  const std::string flags = absl::StrFormat("%s --nic %s", cfg.quick ? " --quick" : "", cfg.nic);
+  const std::string nic = cfg.nic.empty() ? "auto" : cfg.nic;
+  const std::string flags = absl::StrFormat("%s --nic %s", cfg.quick ? " --quick" : "", nic);
   const int rounds = cfg.quick ? 1 : 3;
   std::printf(
       "iso-pulse: logical time under load and on demand, 2 processes (shm), nic %s,\n"
       "streams of %d single-write isochrons, %d rounds x %d repetitions\n",
-      cfg.nic.c_str(), z.stream, rounds, z.repetitions);
+      nic.c_str(), z.stream, rounds, z.repetitions);
   std::fflush(stdout);
   iso::bench::sample_table ours;
   for (int round = 0; round < rounds; ++round) {

@@ -45,24 +45,7 @@ double micros(clock_type::duration d) {
   return std::chrono::duration<double, std::micro>(d).count();
 }
 
-struct config {
-  bool quick = false;
-  bool as_worker = false;
-  std::string nic = "auto";
-};
 
-bool parse_nic(const std::string& name, iso::nic_placement& out) {
-  if (name == "thread") {
-    out = iso::nic_placement::thread;
-  } else if (name == "inline") {
-    out = iso::nic_placement::inline_poll;
-  } else if (name == "auto") {
-    out = iso::nic_placement::automatic;
-  } else {
-    return false;
-  }
-  return true;
-}
 
 // Issues `count` isochrons of `size` writes to `vars[k * jump]`, k < size.
 void issue_batch(iso::node& node, iso::shared_array<std::int64_t> vars, std::uint32_t jump,
@@ -119,14 +102,7 @@ void worker(iso::node& node, int repetitions, int count) {
   auto done = node.allocate<std::int64_t>(1, iso::placement::on(1))[0];
   node.barrier();
   if (node.id() == 1) {
-    // Serve node 0's isochrons, polling, until it says it is done.
-    for (;;) {
-      for (int i = 0; i < 1000; ++i) node.poll();
-      iso::isochron iso(node);
-      auto flag = iso.read(done);
-      iso.end();
-      if (flag.get() != 0) break;
-    }
+    iso::bench::serve_until(node, done);
   } else {
     // Warm-up: page in both arrays on both nodes and grow the runtime's buffers.
     issue_batch(node, remote, jump, kMaxSize, count / 10 + 1);
@@ -148,28 +124,16 @@ void worker(iso::node& node, int repetitions, int count) {
   node.barrier();
 }
 
-int usage() {
-  std::fprintf(stderr, "usage: iso-thru [--quick] [--nic thread|inline|auto]\n");
-  return 2;
-}
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  config cfg;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--quick") == 0) {
-      cfg.quick = true;
-    } else if (std::strcmp(argv[i], "--worker") == 0) {
-      cfg.as_worker = true;
-    } else if (std::strcmp(argv[i], "--nic") == 0 && i + 1 < argc) {
-      cfg.nic = argv[++i];
-    } else {
-      return usage();
-    }
-  }
+  const std::optional<iso::bench::bench_args> parsed =
+      iso::bench::parse_bench_args(argc, argv, "iso-thru");
+  if (!parsed) return 2;
+  const iso::bench::bench_args& cfg = *parsed;
   iso::options opts;
-  if (!parse_nic(cfg.nic, opts.nic)) return usage();
+  opts.nic = cfg.placement;
   const int repetitions = cfg.quick ? 3 : 5;
   const int count = cfg.quick ? 1000 : 10000;  // lat.c's NUM
   if (cfg.as_worker) {
@@ -178,7 +142,8 @@ int main(int argc, char** argv) {
 
   const std::string bin = iso::bench::program_directory();
   const std::string self = bin + "/iso-thru";
-  const std::string flags = absl::StrFormat("%s --nic %s", cfg.quick ? " --quick" : "", cfg.nic);
+  const std::string nic = cfg.nic.empty() ? "auto" : cfg.nic;
+  const std::string flags = absl::StrFormat("%s --nic %s", cfg.quick ? " --quick" : "", nic);
   const std::vector<std::string> indexed = {"remote_issue_us", "remote_total_us", "mixed_issue_us",
                                             "mixed_total_us", "shmem_p_quiet_k_us"};
   iso::bench::sample_table ours, peer;
@@ -188,7 +153,7 @@ int main(int argc, char** argv) {
   std::printf(
       "iso-thru: isochrons of k writes to distinct pages, 2 processes (shm), nic %s,\n"
       "%d isochrons per figure, %d rounds x %d repetitions\n",
-      cfg.nic.c_str(), count, rounds, repetitions);
+      nic.c_str(), count, rounds, repetitions);
   std::fflush(stdout);
   for (int round = 0; round < rounds; ++round) {
     if (!iso::bench::collect_indexed(
