@@ -1,5 +1,6 @@
 #include "runtime/config.hpp"
 
+#include <bit>
 #include <cstdlib>
 #include <functional>
 
@@ -120,6 +121,14 @@ absl::StatusOr<options> apply_environment(const options& requested) {
     if (const char* text = std::getenv(s.name)) {
       if (absl::Status parsed = s.parse(out, text); !parsed.ok()) return parsed;
     }
+  }
+  if (!std::has_single_bit(out.page_variables) || out.page_variables > (1u << 20)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "options.page_variables is %u; it must be a power of two from 1 to 1048576",
+        out.page_variables));
+  }
+  if (absl::Status s = comm::validate_ring_capacity(out.ring_capacity); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrFormat("options.ring_capacity: %s", s.message()));
   }
   return out;
 }

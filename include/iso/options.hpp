@@ -35,7 +35,8 @@ struct options {
   std::chrono::microseconds nic_spin{50};
   // The logical topology (protobuf text format, see nicfw/examples/); empty: one switch.
   std::string topology_file;
-  // Isotach memory is allocated in pages of this many variables; each page has a copyset.
+  // Isotach memory is allocated in pages of this many variables (a power of two); each
+  // page has a copyset.
   std::uint32_t page_variables = 512;
   // Record every executed operation (node::trace()), for checkers and teaching.
   bool trace = false;

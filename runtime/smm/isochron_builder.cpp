@@ -23,8 +23,8 @@ void isochron_builder::begin(std::uint64_t rank) {
   open_ = true;
 }
 
-std::vector<std::byte>& isochron_builder::stream_for(node_id node) {
-  std::vector<std::byte>& s = streams_[node];
+byte_buffer& isochron_builder::stream_for(node_id node) {
+  byte_buffer& s = streams_[node];
   if (node == self_) {
     ++local_ops_;
   } else if (!is_touched_[node]) {
@@ -45,30 +45,32 @@ absl::Status isochron_builder::add(op_code code, std::uint8_t width, std::uint64
   }
   // Validate the whole range before adding anything.
   for (std::uint64_t a = address; a < address + count;) {
-    absl::StatusOr<const page_info*> page = pages_.find(a);
-    if (!page.ok()) return page.status();
-    if ((*page)->width != width) {
+    const page_info* page = pages_.lookup(a);
+    if (page == nullptr) return pages_.find(a).status();  // builds the message
+    if (page->width != width) {
       return absl::InvalidArgumentError(absl::StrFormat(
-          "address %u holds %u-bit variables, not %u-bit", a, (*page)->width * 8, width * 8));
+          "address %u holds %u-bit variables, not %u-bit", a, page->width * 8, width * 8));
     }
     a = (pages_.page_of(a) + 1) * pages_.page_variables();
   }
   std::uint32_t done = 0;
   while (done < count) {
     const std::uint64_t a = address + done;
-    const page_info& page = **pages_.find(a);
+    const page_info& page = *pages_.lookup(a);
     const std::uint64_t page_end = (pages_.page_of(a) + 1) * pages_.page_variables();
     const std::uint32_t n =
         static_cast<std::uint32_t>(std::min<std::uint64_t>(count - done, page_end - a));
     const op_header header{
         .code = code, .width = width, .index = next_index_, .count = n, .address = a};
     auto emit = [&](node_id target) {
-      std::vector<std::byte>& s = stream_for(target);
-      op_writer out(s);
-      out.put(header);
-      if (code == op_code::read) out.put(read_body{slot, done});
+      byte_buffer& s = stream_for(target);
+      s.append(&header, sizeof(header));
+      if (code == op_code::read) {
+        const read_body body{slot, done};
+        s.append(&body, sizeof(body));
+      }
       if (code == op_code::write || code == op_code::assign) {
-        for (std::uint32_t i = 0; i < n; ++i) out.put(values[done + i]);
+        s.append(values.data() + done, std::size_t{n} * sizeof(std::uint64_t));
       }
     };
     if (code == op_code::read) {
@@ -91,7 +93,7 @@ absl::Status isochron_builder::add_message(node_id to, std::uint32_t handler,
   if (next_index_ == 0xffff) {
     return absl::ResourceExhaustedError("an isochron holds at most 65535 operations");
   }
-  std::vector<std::byte>& s = stream_for(to);
+  byte_buffer& s = stream_for(to);
   op_writer out(s);
   out.put(op_header{.code = op_code::message,
                     .width = 0,

@@ -32,7 +32,9 @@ class isochron_builder {
 
   // The streams, valid until the next begin().
   [[nodiscard]] const std::vector<node_id>& remote_destinations() const { return touched_; }
-  [[nodiscard]] std::span<const std::byte> stream(node_id node) const { return streams_[node]; }
+  [[nodiscard]] std::span<const std::byte> stream(node_id node) const {
+    return streams_[node].bytes();
+  }
   [[nodiscard]] bool has_local_part() const { return local_ops_ != 0; }
   [[nodiscard]] std::uint32_t delta() const { return delta_; }
   [[nodiscard]] std::uint64_t rank() const { return rank_; }
@@ -40,11 +42,11 @@ class isochron_builder {
   void close() { open_ = false; }
 
  private:
-  std::vector<std::byte>& stream_for(node_id node);
+  byte_buffer& stream_for(node_id node);
 
   node_id self_;
   const page_table& pages_;
-  std::vector<std::vector<std::byte>> streams_;  // by node; self's is the local part
+  std::vector<byte_buffer> streams_;  // by node; self's is the local part
   std::vector<node_id> touched_;                 // remote nodes with a stream, ascending
   std::vector<bool> is_touched_;
   std::uint64_t local_ops_ = 0;

@@ -28,9 +28,9 @@ void local_memory::grow() {
 absl::StatusOr<local_memory::variable*> local_memory::locate(node_id source,
                                                              std::uint64_t address,
                                                              std::uint8_t width) {
-  absl::StatusOr<const page_info*> page = pages_.find(address);
-  if (!page.ok()) return page.status();
-  const page_info& info = **page;
+  const page_info* page = pages_.lookup(address);
+  if (page == nullptr) return pages_.find(address).status();  // builds the message
+  const page_info& info = *page;
   if (!info.local()) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "node %u sent an operation on address %u, of which this node holds no copy", source,
@@ -41,7 +41,7 @@ absl::StatusOr<local_memory::variable*> local_memory::locate(node_id source,
         "node %u sent a %u-byte operation on address %u, a %u-byte variable", source, width,
         address, info.width));
   }
-  return &copies_[info.local_index][address % pages_.page_variables()];
+  return &copies_[info.local_index][pages_.offset_in_page(address)];
 }
 
 absl::Status local_memory::execute(node_id source, const exec_position& at,

@@ -16,6 +16,8 @@
 #include <span>
 #include <vector>
 
+#include "runtime/smm/byte_buffer.hpp"
+
 namespace iso::runtime {
 
 enum class op_code : std::uint8_t { read = 1, write = 2, sched = 3, assign = 4, message = 5 };
@@ -43,19 +45,18 @@ struct stream_header {
 // Appends records to a byte buffer.
 class op_writer {
  public:
-  explicit op_writer(std::vector<std::byte>& out) : out_(out) {}
+  explicit op_writer(byte_buffer& out) : out_(out) {}
   template <typename T>
   void put(const T& value) {
-    const auto* bytes = reinterpret_cast<const std::byte*>(&value);
-    out_.insert(out_.end(), bytes, bytes + sizeof(T));
+    out_.append(&value, sizeof(T));
   }
   void put_bytes(std::span<const std::byte> bytes) {
-    out_.insert(out_.end(), bytes.begin(), bytes.end());
-    out_.resize(out_.size() + ((8 - (bytes.size() & 7)) & 7), std::byte{0});
+    out_.append(bytes.data(), bytes.size());
+    out_.append_zeros((8 - (bytes.size() & 7)) & 7);
   }
 
  private:
-  std::vector<std::byte>& out_;
+  byte_buffer& out_;
 };
 
 // Reads records back; every read is bounds-checked because remote streams are input.

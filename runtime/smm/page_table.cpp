@@ -1,13 +1,21 @@
 #include "runtime/smm/page_table.hpp"
 
 #include <algorithm>
+#include <bit>
 
 #include "absl/strings/str_format.h"
+#include "base/check.hpp"
 
 namespace iso::runtime {
 
 page_table::page_table(node_id self, const nicfw::topology& topo, std::uint32_t page_variables)
-    : self_(self), topo_(topo), page_variables_(page_variables) {}
+    : self_(self),
+      topo_(topo),
+      page_variables_(page_variables),
+      page_shift_(static_cast<std::uint32_t>(std::countr_zero(page_variables))) {
+  ISO_CHECK(std::has_single_bit(page_variables))
+      << "page size " << page_variables << " is not a power of two";
+}
 
 absl::StatusOr<std::uint64_t> page_table::allocate(std::uint64_t count, std::uint8_t width,
                                                    const copyset_rule& rule) {
@@ -54,13 +62,12 @@ absl::StatusOr<std::uint64_t> page_table::allocate(std::uint64_t count, std::uin
 }
 
 absl::StatusOr<const page_info*> page_table::find(std::uint64_t address) const {
-  const std::uint64_t page = address / page_variables_;
-  if (page >= pages_.size()) {
+  if (const page_info* page = lookup(address)) return page;
+  {
     return absl::OutOfRangeError(absl::StrFormat(
         "address %u is outside isotach memory (%u variables allocated)", address,
         pages_.size() * std::uint64_t{page_variables_}));
   }
-  return &pages_[page];
 }
 
 }  // namespace iso::runtime

@@ -30,6 +30,8 @@ using copyset_rule = std::function<std::vector<node_id>(std::uint64_t page_in_al
 
 class page_table {
  public:
+  // `page_variables` must be a power of two (addresses split into page and offset by
+  // shifting, on every operation).
   page_table(node_id self, const nicfw::topology& topo, std::uint32_t page_variables);
 
   // Adds pages for `count` variables of `width` bytes, placed by `rule`, starting on a new
@@ -39,10 +41,18 @@ class page_table {
 
   // The page holding `address`; OutOfRange when it is outside every page.
   absl::StatusOr<const page_info*> find(std::uint64_t address) const;
+  // The same without building a status: null when `address` is outside every page.
+  [[nodiscard]] const page_info* lookup(std::uint64_t address) const {
+    const std::uint64_t page = address >> page_shift_;
+    return page < pages_.size() ? &pages_[page] : nullptr;
+  }
 
   [[nodiscard]] std::uint32_t page_variables() const { return page_variables_; }
   [[nodiscard]] std::uint64_t page_of(std::uint64_t address) const {
-    return address / page_variables_;
+    return address >> page_shift_;
+  }
+  [[nodiscard]] std::uint64_t offset_in_page(std::uint64_t address) const {
+    return address & (page_variables_ - 1);
   }
   [[nodiscard]] const std::vector<page_info>& pages() const { return pages_; }
   [[nodiscard]] std::uint32_t local_pages() const { return local_pages_; }
@@ -55,6 +65,7 @@ class page_table {
   node_id self_;
   const nicfw::topology& topo_;
   std::uint32_t page_variables_;
+  std::uint32_t page_shift_;
   std::vector<page_info> pages_;
   std::uint32_t local_pages_ = 0;
 };

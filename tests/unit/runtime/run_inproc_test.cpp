@@ -85,6 +85,17 @@ TEST(RunInproc, SendToAnUnknownNodeIsAClearError) {
   EXPECT_EQ(caught.load(), 2);
 }
 
+TEST(RunInproc, PageSizeThatIsNotAPowerOfTwoIsReported) {
+  as_inproc_job(2);
+  iso::options opts;
+  opts.page_variables = 100;
+  testing::internal::CaptureStderr();
+  int status = iso::run(0, nullptr, opts, [](iso::node&) {});
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(status, 1);
+  EXPECT_NE(err.find("page_variables is 100"), std::string::npos) << err;
+}
+
 TEST(RunInproc, BadSettingIsReportedNotCrashed) {
   as_inproc_job(2);
   ::setenv("ISO_RING_CAPACITY", "12345", 1);
