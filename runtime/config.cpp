@@ -140,3 +140,19 @@ std::vector<config_row> describe(const options& opts) {
 }
 
 }  // namespace iso::runtime
+
+namespace iso {
+
+std::vector<option_description> describe_options(const options& requested) {
+  absl::StatusOr<options> effective = runtime::apply_environment(requested);
+  std::vector<option_description> out;
+  for (const runtime::config_row& row : runtime::describe(effective.ok() ? *effective : requested)) {
+    out.push_back({row.name, row.unit, row.help, row.value});
+  }
+  if (!effective.ok()) {
+    out.push_back({"(error)", "", std::string(effective.status().message()), ""});
+  }
+  return out;
+}
+
+}  // namespace iso

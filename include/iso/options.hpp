@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace iso {
 
@@ -41,5 +42,19 @@ struct options {
   // Record every executed operation (node::trace()), for checkers and teaching.
   bool trace = false;
 };
+
+// One setting as the runtime will use it: its environment variable, unit, meaning and
+// effective value (the field's value in `requested`, or the environment's override).
+struct option_description {
+  std::string name;
+  std::string unit;
+  std::string help;
+  std::string value;
+};
+
+// Every setting that can be overridden from the environment, with the value it would take
+// for `requested` in this environment. Also how `isorun --print-config` prints the table.
+// A malformed override is shown with its text and the error in `value`.
+std::vector<option_description> describe_options(const options& requested = {});
 
 }  // namespace iso

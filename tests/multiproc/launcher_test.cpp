@@ -493,3 +493,22 @@ TEST(Isorun, MissingProgramCannotRun) {
 }
 
 }  // namespace
+
+namespace {
+
+// --print-config shows every setting with its effective value, environment overrides
+// included, and a malformed override as an error rather than a crash.
+TEST(Isorun, PrintConfigShowsEffectiveSettings) {
+  const outcome plain = run_isorun({"--print-config"});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_NE(plain.out.find("ISO_RING_CAPACITY"), std::string::npos) << plain.out;
+  EXPECT_NE(plain.out.find("ISO_NIC"), std::string::npos) << plain.out;
+  const outcome overridden = run_isorun({"--print-config"}, {"ISO_RING_CAPACITY=1048576"});
+  ASSERT_EQ(overridden.exit_code, 0);
+  EXPECT_NE(overridden.out.find("1048576"), std::string::npos) << overridden.out;
+  const outcome bad = run_isorun({"--print-config"}, {"ISO_NIC=carrier-pigeon"});
+  ASSERT_EQ(bad.exit_code, 0);
+  EXPECT_NE(bad.out.find("carrier-pigeon"), std::string::npos) << bad.out;
+}
+
+}  // namespace

@@ -3,6 +3,8 @@
 
 #include <string>
 
+#include "absl/strings/str_format.h"
+#include "iso/options.hpp"
 #include "tools/isorun/job.hpp"
 #include "tools/isorun/options.hpp"
 #include "tools/isorun/posix_io.hpp"
@@ -14,6 +16,15 @@ int main(int argc, char** argv) {
   switch (parsed.what) {
     case parse_result::action::help:
       return iso::isorun::write_all(STDOUT_FILENO, iso::isorun::usage_text()) ? 0 : 1;
+    case parse_result::action::print_config: {
+      // The table every node reads its settings from, with the overrides in force here.
+      std::string table = absl::StrFormat("%-24s %-12s %-20s %s\n", "setting", "value", "unit",
+                                          "meaning");
+      for (const iso::option_description& d : iso::describe_options()) {
+        table += absl::StrFormat("%-24s %-12s %-20s %s\n", d.name, d.value, d.unit, d.help);
+      }
+      return iso::isorun::write_all(STDOUT_FILENO, table) ? 0 : 1;
+    }
     case parse_result::action::usage_error:
       iso::isorun::say(parsed.error);
       (void)iso::isorun::write_all(STDERR_FILENO, iso::isorun::usage_text());

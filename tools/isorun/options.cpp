@@ -15,6 +15,7 @@ namespace {
 constexpr int kTransportOption = 1000;
 constexpr int kTimeoutOption = 1001;
 constexpr int kTagOutputOption = 1002;
+constexpr int kPrintConfigOption = 1003;
 
 // Strict: the whole argument must be the number, with no sign, spaces or suffix, so that
 // `-n 4x` is an error rather than 4.
@@ -51,6 +52,7 @@ parse_result parse_options(int argc, char** argv) {
       {"transport", required_argument, nullptr, kTransportOption},
       {"timeout", required_argument, nullptr, kTimeoutOption},
       {"tag-output", no_argument, nullptr, kTagOutputOption},
+      {"print-config", no_argument, nullptr, kPrintConfigOption},
       {nullptr, 0, nullptr, 0},
   };
   parse_result result;
@@ -69,6 +71,9 @@ parse_result parse_options(int argc, char** argv) {
     switch (c) {
       case 'h':
         result.what = parse_result::action::help;
+        return result;
+      case kPrintConfigOption:
+        result.what = parse_result::action::print_config;
         return result;
       case 'n': {
         const auto nodes = parse_node_count(optarg);
@@ -140,6 +145,8 @@ options:
   --timeout S          stop the job if it has not finished after S seconds (fractions
                        allowed); isorun then exits 124
   --tag-output         prefix every line a node writes with "[i] " (its node id)
+  --print-config       print the runtime settings the nodes would use (from ISO_*
+                       variables and defaults) and exit
   -h, --help           print this text and exit
 
 environment of each node:

@@ -22,7 +22,7 @@ struct options {
 };
 
 struct parse_result {
-  enum class action { run, help, usage_error };
+  enum class action { run, help, print_config, usage_error };
   action what = action::usage_error;
   options opts;
   std::string error;  // one line, without the "isorun: " prefix; set for usage_error
