@@ -21,17 +21,7 @@ std::optional<summary> summarize(std::vector<double> samples) {
 }
 
 bool collect(const std::string& command, sample_table& into, bool tolerate_exit) {
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) return false;
-  char line[512];
-  while (std::fgets(line, sizeof(line), pipe) != nullptr) {
-    std::istringstream in(line);
-    std::string key;
-    double value = 0;
-    if (in >> key >> value) into[key].push_back(value);
-  }
-  const int status = ::pclose(pipe);
-  return tolerate_exit || status == 0;
+  return collect_indexed(command, {}, into, tolerate_exit);
 }
 
 std::string cell(const std::optional<summary>& s, const char* format) {
@@ -58,10 +48,6 @@ void print_row(const std::string& label, const std::optional<summary>& ours,
 std::string program_directory() {
   return std::filesystem::canonical("/proc/self/exe").parent_path().string();
 }
-
-}  // namespace iso::bench
-
-namespace iso::bench {
 
 std::string indexed_key(const std::string& key, int index) {
   return absl::StrFormat("%s/%d", key, index);
