@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <sstream>
@@ -83,6 +84,14 @@ std::optional<bench_args> parse_bench_args(int argc, char** argv, const char* na
       args.quick = true;
     } else if (std::strcmp(argv[i], "--worker") == 0) {
       args.as_worker = true;
+    } else if (std::strcmp(argv[i], "--nodes") == 0 && i + 1 < argc) {
+      char* end = nullptr;
+      const long nodes = std::strtol(argv[++i], &end, 10);
+      if (*end != '\0' || nodes < 2 || nodes > 64) {
+        std::fprintf(stderr, "%s: --nodes takes a count from 2 to 64, not '%s'\n", name, argv[i]);
+        return std::nullopt;
+      }
+      args.nodes = static_cast<int>(nodes);
     } else if (std::strcmp(argv[i], "--nic") == 0 && i + 1 < argc) {
       args.nic = argv[++i];
       if (args.nic == "thread") {
@@ -95,7 +104,8 @@ std::optional<bench_args> parse_bench_args(int argc, char** argv, const char* na
         return std::nullopt;
       }
     } else {
-      std::fprintf(stderr, "usage: %s [--quick] [--nic thread|inline|auto]\n", name);
+      std::fprintf(stderr, "usage: %s [--quick] [--nic thread|inline|auto] [--nodes N]\n",
+                   name);
       return std::nullopt;
     }
   }

@@ -39,11 +39,12 @@ void print_header(const char* ours_name, const char* peer_name);
 // The directory of the running program (build/bin), for finding isorun and peers.
 std::string program_directory();
 
-// The command line every isotach benchmark takes: [--quick] [--nic thread|inline|auto],
-// plus --worker, which the driver adds when it starts the job.
+// The command line every isotach benchmark takes: [--quick] [--nic thread|inline|auto]
+// [--nodes N], plus --worker, which the driver adds when it starts the job.
 struct bench_args {
   bool quick = false;
   bool as_worker = false;
+  int nodes = 2;  // processes in the job (benchmarks that need exactly 2 check it)
   std::string nic;  // as given; empty when absent
   iso::nic_placement placement = iso::nic_placement::automatic;
 };

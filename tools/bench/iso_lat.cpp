@@ -1,6 +1,7 @@
 // iso-lat: latency of isochrons with one read.
-//   remote: the variable's only copy is on the other node (2 nodes); the read travels
-//           there, executes at the isochron's logical time and the value comes back.
+//   remote: the variable's only copy is on the last node (2 nodes by default, --nodes N
+//           for more; the others only serve); the read travels there, executes at the
+//           isochron's logical time and the value comes back.
 //           Broken down into issue (building and issuing the isochron) and wait (until
 //           the value is here).
 //   local:  the variable's copy is on this node: a purely local isochron.
@@ -13,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include <iso/iso.hpp>
 
@@ -26,12 +28,17 @@ using clock_type = std::chrono::steady_clock;
 double micros(clock_type::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
 
 void worker(iso::node& node, int repetitions, int iterations) {
-  auto remote = node.allocate<std::int64_t>(1, iso::placement::on(1))[0];
+  const iso::node_id last = node.count() - 1;
+  auto remote = node.allocate<std::int64_t>(1, iso::placement::on(last))[0];
   auto local = node.allocate<std::int64_t>(1, iso::placement::on(0))[0];
-  auto done = node.allocate<std::int64_t>(1, iso::placement::on(1))[0];
+  // Each serving node's "done" flag lives with it, so checking it is a local isochron.
+  std::vector<iso::shared_var<std::int64_t>> done;
+  for (iso::node_id n = 1; n < node.count(); ++n) {
+    done.push_back(node.allocate<std::int64_t>(1, iso::placement::on(n))[0]);
+  }
   node.barrier();
-  if (node.id() == 1) {
-    iso::bench::serve_until(node, done);
+  if (node.id() != 0) {
+    iso::bench::serve_until(node, done[node.id() - 1]);
   } else {
     for (int rep = 0; rep < repetitions; ++rep) {
       clock_type::duration issue{}, wait{};
@@ -61,7 +68,7 @@ void worker(iso::node& node, int repetitions, int iterations) {
                   total, micros(issue) / iterations, micros(wait) / iterations, local_total);
       std::fflush(stdout);
     }
-    iso::bench::set_done(node, done);
+    for (const auto& flag : done) iso::bench::set_done(node, flag);
   }
   node.barrier();
 }
@@ -89,12 +96,14 @@ int main(int argc, char** argv) {
   iso::bench::sample_table ours, peer;
   const bool have_peer = std::system(absl::StrFormat("test -x '%s/iso-shmem-peer'", bin).c_str()) == 0;
   const int rounds = quick ? 1 : 3;
-  std::printf("iso-lat: single-read isochrons, 2 processes (shm), %d rounds x %d repetitions\n",
-              rounds, repetitions);
+  std::printf("iso-lat: single-read isochrons, %d processes (shm), %d rounds x %d repetitions\n",
+              args->nodes, rounds, repetitions);
   std::fflush(stdout);
   for (int round = 0; round < rounds; ++round) {
     if (!iso::bench::collect(
-            absl::StrFormat("'%s/isorun' -n 2 -- '%s' --worker%s", bin, self, flags), ours)) {
+            absl::StrFormat("'%s/isorun' -n %d -- '%s' --worker%s", bin, args->nodes, self,
+                            flags),
+            ours)) {
       std::fprintf(stderr, "iso-lat: our measurement failed\n");
       return 1;
     }
