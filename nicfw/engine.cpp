@@ -25,6 +25,7 @@ engine::engine(comm::node_id self, std::shared_ptr<const topology> topo,
   for (std::uint32_t s : topo_->tms_hosted_by(self)) {
     tms_.push_back(std::make_unique<token_manager>(s, *topo_, out_));
   }
+  reassembly_.resize(topo_->nodes());
 }
 
 engine::~engine() {
@@ -154,21 +155,20 @@ absl::Status engine::take_submissions(bool& did_work) {
     }
     did_work = true;
     if (sub.kind == submission::kind_t::direct) {
-      const packet_header header{.type = packet_type::direct};
-      const comm::byte_span pieces[2] = {std::as_bytes(std::span(&header, 1)),
-                                         sub.parts[0].operations};
-      if (absl::Status s = out_.send(sub.parts[0].destination, pieces); !s.ok()) return s;
+      absl::StatusOr<std::uint32_t> sent = send_fragmented(
+          sub.parts[0].destination, {.type = packet_type::direct}, sub.parts[0].operations);
+      if (!sent.ok()) return sent.status();
     } else {
       const std::uint64_t stamp = siu_.stamp(sub.delta);
       for (const isochron_part& part : sub.parts) {
         ISO_CHECK(part.destination < topo_->nodes() && part.destination != self_)
             << "isochron part for node " << part.destination;
-        const packet_header header{.type = packet_type::iso_data, .a = sub.sequence,
-                                   .stamp = stamp};
-        const comm::byte_span pieces[2] = {std::as_bytes(std::span(&header, 1)),
-                                           part.operations};
-        if (absl::Status s = out_.send(part.destination, pieces); !s.ok()) return s;
-        siu_.count_sent(part.destination);
+        absl::StatusOr<std::uint32_t> sent = send_fragmented(
+            part.destination, {.type = packet_type::iso_data, .a = sub.sequence, .stamp = stamp},
+            part.operations);
+        if (!sent.ok()) return sent.status();
+        // Every fragment is a packet the receiver must see before closing the pulse.
+        for (std::uint32_t i = 0; i < *sent; ++i) siu_.count_sent(part.destination);
       }
       deliver({.kind = delivery_kind::marker, .sequence = sub.sequence, .stamp = stamp});
       ++delivered_per_pulse_[stamp];
@@ -176,6 +176,40 @@ absl::Status engine::take_submissions(bool& did_work) {
     channel_.nic_finish_submission(sub);
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::uint32_t> engine::send_fragmented(comm::node_id destination,
+                                                      packet_header header,
+                                                      comm::byte_span payload) {
+  const std::size_t room = transport_->max_packet_size() - sizeof(packet_header);
+  std::uint32_t packets = 0;
+  std::size_t at = 0;
+  do {
+    const std::size_t n = std::min(room, payload.size() - at);
+    header.flags = at + n < payload.size() ? kMoreFragments : 0;
+    const comm::byte_span pieces[2] = {std::as_bytes(std::span(&header, 1)),
+                                       payload.subspan(at, n)};
+    if (absl::Status s = out_.send(destination, pieces); !s.ok()) return s;
+    at += n;
+    ++packets;
+  } while (at < payload.size());
+  return packets;
+}
+
+bool engine::reassemble(comm::node_id source, const packet_header& header, comm::byte_span body,
+                        comm::byte_span& whole) {
+  std::vector<std::byte>& pending = reassembly_[source];
+  if (header.flags & kMoreFragments) {
+    pending.insert(pending.end(), body.begin(), body.end());
+    return false;
+  }
+  if (pending.empty()) {
+    whole = body;  // not fragmented: no copy
+  } else {
+    pending.insert(pending.end(), body.begin(), body.end());
+    whole = pending;
+  }
+  return true;
 }
 
 token_manager* engine::tm_for(std::uint16_t to_switch) {
@@ -217,14 +251,21 @@ absl::Status engine::handle_packet(comm::node_id source, comm::byte_span bytes) 
         return absl::InvalidArgumentError("isotach packet from this node to itself");
       }
       if (absl::Status s = siu_.on_iso_data(source, header.stamp); !s.ok()) return s;
+      comm::byte_span whole;
+      if (!reassemble(source, header, body, whole)) return absl::OkStatus();
       deliver({.kind = delivery_kind::iso_data, .source = source, .stamp = header.stamp,
-               .payload = body});
+               .payload = whole});
+      reassembly_[source].clear();
       ++delivered_per_pulse_[header.stamp];
       return absl::OkStatus();
     }
-    case packet_type::direct:
-      deliver({.kind = delivery_kind::direct, .source = source, .payload = body});
+    case packet_type::direct: {
+      comm::byte_span whole;
+      if (!reassemble(source, header, body, whole)) return absl::OkStatus();
+      deliver({.kind = delivery_kind::direct, .source = source, .payload = whole});
+      reassembly_[source].clear();
       return absl::OkStatus();
+    }
     case packet_type::siu_token:
     case packet_type::tm_token:
     case packet_type::link_token:

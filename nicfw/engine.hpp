@@ -96,6 +96,14 @@ class engine {
   [[nodiscard]] absl::Status poll_once(bool& did_work);
   [[nodiscard]] absl::Status take_submissions(bool& did_work);
   [[nodiscard]] absl::Status handle_packet(comm::node_id source, comm::byte_span bytes);
+  // Sends `payload` after `header` as one packet, or as fragments when the transport cannot
+  // carry it whole; returns how many packets went out.
+  [[nodiscard]] absl::StatusOr<std::uint32_t> send_fragmented(comm::node_id destination,
+                                                              packet_header header,
+                                                              comm::byte_span payload);
+  // Collects fragments from `source`; true (with `whole` set) when the message is complete.
+  bool reassemble(comm::node_id source, const packet_header& header, comm::byte_span body,
+                  comm::byte_span& whole);
   // Handles what this node sent itself, and the tokens that unlocks, until nothing is left.
   [[nodiscard]] absl::Status run_loopback(bool& did_work);
   [[nodiscard]] absl::Status handle_token(const packet_header& header, comm::node_id source,
@@ -121,6 +129,7 @@ class engine {
   bool delivered_since_ring_ = false;
   submission scratch_submission_;
   std::vector<count_entry> scratch_counts_;
+  std::vector<std::vector<std::byte>> reassembly_;  // per source: fragments so far
 
   std::atomic<bool> stop_{false};
   std::atomic<std::uint64_t> host_demand_{0};

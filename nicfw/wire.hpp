@@ -41,9 +41,14 @@ inline constexpr std::uint32_t kNoSwitch = 0xffffffff;
 
 inline constexpr std::uint16_t kToSiu = 0xffff;
 
+// iso_data and direct packets larger than the transport carries travel as fragments, in
+// order (a NIC sends one submission at a time, and each pair is FIFO); every fragment but
+// the last has this flag, and the receiver hands the reassembled whole to its host.
+inline constexpr std::uint8_t kMoreFragments = 1;
+
 struct packet_header {
   packet_type type;
-  std::uint8_t reserved = 0;
+  std::uint8_t flags = 0;
   std::uint16_t to_switch = kToSiu;  // tokens and demands: the TM addressed, or the SIU
   std::uint32_t a = 0;
   std::uint64_t stamp = 0;

@@ -147,6 +147,35 @@ TEST_P(Isotach, BlockOperationsSpanPages) {
   EXPECT_EQ(wrong.load(), 0);
 }
 
+// An isochron part far larger than one transport packet (160 KB of writes to one remote
+// node) travels as fragments, executes whole at one logical time, and so does the reply to
+// a block read of it.
+TEST_P(Isotach, LargeIsochronPartsTravelInFragments) {
+  constexpr std::size_t kCount = 20000;
+  std::atomic<int> wrong{0};
+  iso::options o = opts();
+  o.page_variables = 1u << 15;  // one page: the whole block goes to one node
+  const int status = run_inproc(2, o, [&](iso::node& node) {
+    auto xs = node.allocate<std::int64_t>(kCount, iso::placement::on(1));
+    if (node.id() == 0) {
+      std::vector<std::int64_t> values(kCount);
+      std::iota(values.begin(), values.end(), 7);
+      iso::isochron iso(node);
+      iso.write(xs, 0, std::span<const std::int64_t>(values));
+      iso.end();
+      iso::isochron check(node);
+      auto back = check.read(xs, 0, kCount);
+      check.end();
+      const std::vector<std::int64_t> got = back.get();
+      for (std::size_t i = 0; i < kCount; ++i) {
+        if (got[i] != static_cast<std::int64_t>(i) + 7) ++wrong;
+      }
+    }
+  });
+  EXPECT_EQ(status, 0);
+  EXPECT_EQ(wrong.load(), 0);
+}
+
 // Isochronous messages reach every receiver in one order, mixed with memory operations;
 // per sender that order is issue order.
 TEST_P(Isotach, MessagesArriveInOneOrderEverywhere) {

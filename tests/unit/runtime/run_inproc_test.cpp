@@ -9,6 +9,7 @@
 #include <cstring>
 #include <mutex>
 #include <set>
+#include <vector>
 
 #include "iso/iso.hpp"
 #include "tests/support/test_support.hpp"
@@ -83,6 +84,40 @@ TEST(RunInproc, SendToAnUnknownNodeIsAClearError) {
   });
   EXPECT_EQ(status, 0);
   EXPECT_EQ(caught.load(), 2);
+}
+
+// Messages larger than the transport carries in one packet travel as fragments and arrive
+// whole; the largest allowed size works to a peer and to oneself, one byte more is refused.
+TEST(RunInproc, TheLargestMessageArrivesWhole) {
+  as_inproc_job(2);
+  std::atomic<int> good{0};
+  std::atomic<int> refused{0};
+  int status = iso::run(0, nullptr, [&](iso::node& node) {
+    std::vector<std::byte> big(node.max_message_size());
+    for (std::size_t i = 0; i < big.size(); ++i) {
+      big[i] = std::byte(static_cast<std::uint8_t>(i * 31 + node.id()));
+    }
+    node.send(1 - node.id(), big);
+    node.send(node.id(), big);
+    for (int k = 0; k < 2; ++k) {
+      iso::message m = node.receive();
+      const std::size_t n = m.bytes().size();
+      bool intact = n == big.size();
+      for (std::size_t i = 0; intact && i < n; ++i) {
+        intact = m.bytes()[i] == std::byte(static_cast<std::uint8_t>(i * 31 + m.source()));
+      }
+      if (intact) ++good;
+    }
+    big.push_back(std::byte{0});
+    try {
+      node.send(1 - node.id(), big);
+    } catch (const iso::error& e) {
+      if (e.code() == iso::error_code::out_of_range) ++refused;
+    }
+  });
+  EXPECT_EQ(status, 0);
+  EXPECT_EQ(good.load(), 4);
+  EXPECT_EQ(refused.load(), 2);
 }
 
 TEST(RunInproc, PageSizeThatIsNotAPowerOfTwoIsReported) {
