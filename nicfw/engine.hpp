@@ -42,7 +42,9 @@ struct engine_options {
   std::uint32_t local_nodes = 1;
   // This node's index among them (0..local_nodes-1), for pinning.
   std::uint32_t local_index = 0;
-  std::size_t host_queue_bytes = std::size_t{1} << 22;
+  // Record space of each host<->NIC queue; a quarter of it bounds one message or isochron
+  // (8 MiB: messages up to about 2 MiB). Pages are touched only as the queues fill.
+  std::size_t host_queue_bytes = std::size_t{1} << 23;
   absl::Duration spin = absl::Microseconds(50);
 };
 

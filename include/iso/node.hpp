@@ -84,7 +84,8 @@ class node {
   // The next message for this node, in FIFO order per sender; blocks until one arrives.
   [[nodiscard]] message receive();
 
-  // Largest message send() accepts.
+  // Largest message send() accepts: about 2 MiB (messages larger than one transport packet
+  // travel as fragments and arrive whole).
   [[nodiscard]] std::size_t max_message_size() const;
 
   // The settings this node runs with.
