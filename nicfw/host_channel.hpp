@@ -12,6 +12,8 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -89,9 +91,14 @@ class host_channel {
   [[nodiscard]] bool nic_has_submissions() const { return to_nic_consumer_.has_pending(); }
 
  private:
+  // calloc: large blocks come zeroed from the kernel and are touched only as they fill.
+  struct free_deleter {
+    void operator()(void* p) const { std::free(p); }
+  };
+  using queue_memory = std::unique_ptr<std::byte, free_deleter>;
   std::size_t queue_bytes_;
-  std::unique_ptr<std::uint64_t[]> to_nic_memory_;
-  std::unique_ptr<std::uint64_t[]> to_host_memory_;
+  queue_memory to_nic_memory_;
+  queue_memory to_host_memory_;
   comm::ring_producer to_nic_producer_;
   comm::ring_consumer to_nic_consumer_;
   comm::ring_producer to_host_producer_;
