@@ -77,7 +77,8 @@ bool collect_indexed(const std::string& command, const std::vector<std::string>&
   return tolerate_exit || status == 0;
 }
 
-std::optional<bench_args> parse_bench_args(int argc, char** argv, const char* name) {
+std::optional<bench_args> parse_bench_args(int argc, char** argv, const char* name,
+                                           bool takes_nodes) {
   bench_args args;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--quick") == 0) {
@@ -85,6 +86,10 @@ std::optional<bench_args> parse_bench_args(int argc, char** argv, const char* na
     } else if (std::strcmp(argv[i], "--worker") == 0) {
       args.as_worker = true;
     } else if (std::strcmp(argv[i], "--nodes") == 0 && i + 1 < argc) {
+      if (!takes_nodes) {
+        std::fprintf(stderr, "%s: measures exactly 2 nodes; --nodes is for iso-lat\n", name);
+        return std::nullopt;
+      }
       char* end = nullptr;
       const long nodes = std::strtol(argv[++i], &end, 10);
       if (*end != '\0' || nodes < 2 || nodes > 64) {

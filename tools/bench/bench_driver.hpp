@@ -48,8 +48,10 @@ struct bench_args {
   std::string nic;  // as given; empty when absent
   iso::nic_placement placement = iso::nic_placement::automatic;
 };
-// Prints "usage: <name> ..." and returns nullopt on anything else.
-std::optional<bench_args> parse_bench_args(int argc, char** argv, const char* name);
+// Prints "usage: <name> ..." and returns nullopt on anything else, including --nodes for a
+// benchmark that measures exactly 2 nodes (`takes_nodes` false).
+std::optional<bench_args> parse_bench_args(int argc, char** argv, const char* name,
+                                           bool takes_nodes);
 
 // Node 1's part while node 0 measures alone: polls (serving node 0's operations) until
 // `done`, whose only copy is on this node, reaches `value`. set_done() is node 0's side.

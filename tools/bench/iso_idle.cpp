@@ -85,13 +85,9 @@ void worker(iso::node& node, std::chrono::milliseconds window) {
 
 int main(int argc, char** argv) {
   const std::optional<iso::bench::bench_args> parsed =
-      iso::bench::parse_bench_args(argc, argv, "iso-idle");
+      iso::bench::parse_bench_args(argc, argv, "iso-idle", false);
   if (!parsed) return 2;
   const iso::bench::bench_args& cfg = *parsed;
-  if (cfg.nodes != 2) {
-    std::fprintf(stderr, "iso-idle: measures exactly 2 nodes; --nodes is for iso-lat\n");
-    return 2;
-  }
   iso::options opts;
   opts.nic = cfg.placement;
   const std::chrono::milliseconds window{cfg.quick ? 500 : 2000};

@@ -77,7 +77,7 @@ void worker(iso::node& node, int repetitions, int iterations) {
 
 int main(int argc, char** argv) {
   const std::optional<iso::bench::bench_args> args =
-      iso::bench::parse_bench_args(argc, argv, "iso-lat");
+      iso::bench::parse_bench_args(argc, argv, "iso-lat", true);
   if (!args) return 2;
   const bool quick = args->quick;
   const int repetitions = quick ? 3 : 9;

@@ -243,13 +243,9 @@ void worker(iso::node& node, const sizes& z) {
 
 int main(int argc, char** argv) {
   const std::optional<iso::bench::bench_args> parsed =
-      iso::bench::parse_bench_args(argc, argv, "iso-pulse");
+      iso::bench::parse_bench_args(argc, argv, "iso-pulse", false);
   if (!parsed) return 2;
   const iso::bench::bench_args& cfg = *parsed;
-  if (cfg.nodes != 2) {
-    std::fprintf(stderr, "iso-pulse: measures exactly 2 nodes; --nodes is for iso-lat\n");
-    return 2;
-  }
   iso::options opts;
   opts.nic = cfg.placement;
   const sizes z = cfg.quick

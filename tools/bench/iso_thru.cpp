@@ -129,13 +129,9 @@ void worker(iso::node& node, int repetitions, int count) {
 
 int main(int argc, char** argv) {
   const std::optional<iso::bench::bench_args> parsed =
-      iso::bench::parse_bench_args(argc, argv, "iso-thru");
+      iso::bench::parse_bench_args(argc, argv, "iso-thru", false);
   if (!parsed) return 2;
   const iso::bench::bench_args& cfg = *parsed;
-  if (cfg.nodes != 2) {
-    std::fprintf(stderr, "iso-thru: measures exactly 2 nodes; --nodes is for iso-lat\n");
-    return 2;
-  }
   iso::options opts;
   opts.nic = cfg.placement;
   const int repetitions = cfg.quick ? 3 : 5;
