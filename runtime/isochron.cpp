@@ -49,4 +49,12 @@ void isochron::send(node_id to, handler_id handler, std::span<const std::byte> p
   detail::throw_if_error(smm_of(node_).message(to, handler, payload));
 }
 
+void isochron::send(node_id to, std::span<const std::byte> payload) {
+  detail::throw_if_error(smm_of(node_).queued_message(to, payload));
+}
+
+void isochron::signal(channel_id channel) {
+  detail::throw_if_error(smm_of(node_).signal(channel));
+}
+
 }  // namespace iso

@@ -42,7 +42,7 @@ std::unique_ptr<node> node_state::make_node(std::unique_ptr<node_state> state) {
   return std::unique_ptr<node>(new node(std::move(state)));
 }
 
-std::size_t node_state::max_message_size() const { return nic_->channel().max_record() - 64; }
+std::size_t node_state::max_message_size() const { return smm_.max_message_size(); }
 
 absl::Status node_state::barrier() {
   // Our own isochrons first: then our last stamp is known and final.
@@ -89,12 +89,46 @@ absl::Status node_state::send(node_id to, std::span<const std::byte> bytes) {
 
 absl::StatusOr<message> node_state::receive() {
   if (absl::Status s = smm_.wait_for([this] { return !inbox_.empty(); }); !s.ok()) return s;
+  return pop_inbox();
+}
+
+absl::StatusOr<std::optional<message>> node_state::try_receive() {
+  bool did = false;
+  if (absl::Status s = smm_.progress(did); !s.ok()) return s;
+  if (inbox_.empty()) return std::optional<message>();
+  return std::optional<message>(pop_inbox());
+}
+
+message node_state::pop_inbox() {
   message out;
   out.source_ = inbox_.front().first;
   out.holder_ = std::make_unique<message::holder>(message::holder{std::move(inbox_.front().second)});
   inbox_.pop_front();
   out.bytes_ = out.holder_->bytes;
   return out;
+}
+
+absl::StatusOr<notice> node_state::iso_receive() {
+  runtime::receive_queue& q = smm_.notices();
+  if (absl::Status s = smm_.wait_for([&] { return !q.empty(); }); !s.ok()) return s;
+  return q.pop();
+}
+
+absl::StatusOr<std::optional<notice>> node_state::try_iso_receive() {
+  bool did = false;
+  if (absl::Status s = smm_.progress(did); !s.ok()) return s;
+  runtime::receive_queue& q = smm_.notices();
+  if (q.empty()) return std::optional<notice>();
+  return std::optional<notice>(q.pop());
+}
+
+absl::Status node_state::one_op_isochron(absl::FunctionRef<absl::Status()> op) {
+  if (absl::Status s = smm_.begin(); !s.ok()) return s;
+  absl::Status added = op();
+  // The isochron is issued even when the operation was refused (then it is empty and
+  // issuing it does nothing), so that no isochron is left open.
+  absl::Status ended = smm_.end();
+  return added.ok() ? ended : added;
 }
 
 bool read_ready(node& n, read_ticket t) {
@@ -137,6 +171,39 @@ message node::receive() {
   absl::StatusOr<message> m = state_->receive();
   if (!m.ok()) detail::throw_status(m.status());
   return *std::move(m);
+}
+
+std::optional<message> node::try_receive() {
+  absl::StatusOr<std::optional<message>> m = state_->try_receive();
+  if (!m.ok()) detail::throw_status(m.status());
+  return *std::move(m);
+}
+
+notice node::iso_receive() {
+  absl::StatusOr<notice> n = state_->iso_receive();
+  if (!n.ok()) detail::throw_status(n.status());
+  return *std::move(n);
+}
+
+std::optional<notice> node::try_iso_receive() {
+  absl::StatusOr<std::optional<notice>> n = state_->try_iso_receive();
+  if (!n.ok()) detail::throw_status(n.status());
+  return *std::move(n);
+}
+
+void node::signal(channel_id channel) {
+  runtime::shared_memory_manager& smm = state_->smm();
+  detail::throw_if_error(state_->one_op_isochron([&] { return smm.signal(channel); }));
+}
+
+void node::start_barrier(channel_id channel, barrier_mode mode) {
+  runtime::shared_memory_manager& smm = state_->smm();
+  detail::throw_if_error(
+      state_->one_op_isochron([&] { return smm.barrier_arrival(channel, mode); }));
+}
+
+bool node::barrier_complete(channel_id channel) const {
+  return channel < kChannels && state_->smm().notices().barrier_complete(channel);
 }
 
 void node::poll() {

@@ -6,7 +6,9 @@
 #include <memory>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "iso/node.hpp"
 #include "nicfw/engine.hpp"
 #include "runtime/bootstrap/bootstrap.hpp"
@@ -42,12 +44,19 @@ class node_state {
                                                        const runtime::copyset_rule& rule);
   [[nodiscard]] absl::Status send(node_id to, std::span<const std::byte> bytes);
   [[nodiscard]] absl::StatusOr<message> receive();
+  [[nodiscard]] absl::StatusOr<std::optional<message>> try_receive();
+  [[nodiscard]] absl::StatusOr<notice> iso_receive();
+  [[nodiscard]] absl::StatusOr<std::optional<notice>> try_iso_receive();
+  // Runs `op` (which adds one operation) in an isochron of its own.
+  [[nodiscard]] absl::Status one_op_isochron(absl::FunctionRef<absl::Status()> op);
 
  private:
   std::unique_ptr<runtime::bootstrap> boot_;
   std::unique_ptr<nicfw::engine> nic_;
   iso::options options_;
   runtime::shared_memory_manager smm_;
+  message pop_inbox();
+
   std::deque<std::pair<node_id, std::vector<std::byte>>> inbox_;
 };
 

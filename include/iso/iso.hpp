@@ -6,6 +6,7 @@
 #include "iso/error.hpp"
 #include "iso/isochron.hpp"
 #include "iso/node.hpp"
+#include "iso/notice.hpp"
 #include "iso/options.hpp"
 #include "iso/run.hpp"
 #include "iso/shared.hpp"

@@ -8,6 +8,7 @@
 //     iso::value<double> a = iso.read(x);        // non-blocking: a handle
 //     iso.sched(lock);                           // reserve `lock`: later readers wait
 //     iso.send(2, kHandlerId, payload_bytes);    // delivered at the same logical time
+//     iso.send(3, other_bytes);                  // into node 3's isotach receive queue
 //   }                                            // issued when the scope ends (or end())
 //   { iso::isochron iso(node); iso.assign(lock, a.get() + 1); }  // substantiate it
 //
@@ -25,6 +26,7 @@
 #include <span>
 #include <vector>
 
+#include "iso/notice.hpp"
 #include "iso/shared.hpp"
 
 namespace iso {
@@ -79,6 +81,12 @@ class isochron {
   // An isochronous message: `payload` reaches handler `handler` on node `to` at this
   // isochron's logical time, ordered with everything else.
   void send(node_id to, handler_id handler, std::span<const std::byte> payload);
+  // An isotach message: `payload` enters node `to`'s isotach receive queue
+  // (node::iso_receive) at this isochron's logical time. Up to node::max_message_size().
+  void send(node_id to, std::span<const std::byte> payload);
+  // A signal on `channel`: every node's receive queue gets a signal notice at this
+  // isochron's logical time; signals on one channel in one pulse coalesce into one notice.
+  void signal(channel_id channel);
 
   // Untyped forms, for bindings (the C API) and generated code.
   detail::read_handle read_raw(address a, std::size_t width, std::size_t count);

@@ -19,10 +19,12 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
 #include "iso/isochron.hpp"
+#include "iso/notice.hpp"
 #include "iso/options.hpp"
 #include "iso/shared.hpp"
 #include "iso/trace.hpp"
@@ -83,6 +85,8 @@ class node {
 
   // The next message for this node, in FIFO order per sender; blocks until one arrives.
   [[nodiscard]] message receive();
+  // The next message if one has arrived, without blocking.
+  [[nodiscard]] std::optional<message> try_receive();
 
   // Largest message send() accepts: about 2 MiB (messages larger than one transport packet
   // travel as fragments and arrive whole).
@@ -108,6 +112,27 @@ class node {
   // issue isochrons or block.
   void set_handler(handler_id id,
                    std::function<void(node_id source, std::span<const std::byte> payload)> fn);
+
+  // The isotach receive queue: the next isotach message (isochron::send without a
+  // handler), signal notice or barrier notice, in logical-time order (iso/notice.hpp).
+  // Blocks until there is one.
+  [[nodiscard]] notice iso_receive();
+  // The same without blocking.
+  [[nodiscard]] std::optional<notice> try_iso_receive();
+
+  // Signals `channel` in an isochron of its own (isochron::signal). Throws
+  // failed_precondition inside an open isochron, invalid_argument for a bad channel.
+  void signal(channel_id channel);
+
+  // Starts this node's part of the next isotach barrier on `channel`, without blocking;
+  // its completion arrives as a barrier notice, at one logical time on every node. Every
+  // node takes part in every barrier on a channel, in the same mode. Throws
+  // failed_precondition inside an open isochron or while this node's previous barrier on
+  // the channel has not completed here; invalid_argument for a bad channel. Two nodes
+  // starting one barrier in different modes fail the job.
+  void start_barrier(channel_id channel, barrier_mode mode);
+  // Whether the last barrier this node started on `channel` has completed here.
+  [[nodiscard]] bool barrier_complete(channel_id channel) const;
 
   // Makes progress without blocking: executes what is due and serves other nodes. Call it
   // in long computations when the NIC runs inline (nic_placement::inline_poll).

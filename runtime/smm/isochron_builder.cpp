@@ -84,23 +84,41 @@ absl::Status isochron_builder::add(op_code code, std::uint8_t width, std::uint64
   return absl::OkStatus();
 }
 
-absl::Status isochron_builder::add_message(node_id to, std::uint32_t handler,
+absl::Status isochron_builder::add_message(node_id to, op_code code, std::uint32_t handler,
                                            std::span<const std::byte> payload) {
   if (to >= streams_.size()) {
     return absl::InvalidArgumentError(
         absl::StrFormat("message to node %u: the job has nodes 0..%u", to, streams_.size() - 1));
+  }
+  if (payload.size() > 0xffffffffu) {
+    return absl::OutOfRangeError("an isochronous message holds at most 4 GiB");
   }
   if (next_index_ == 0xffff) {
     return absl::ResourceExhaustedError("an isochron holds at most 65535 operations");
   }
   byte_buffer& s = stream_for(to);
   op_writer out(s);
-  out.put(op_header{.code = op_code::message,
+  out.put(op_header{.code = code,
                     .width = 0,
                     .index = next_index_++,
                     .count = static_cast<std::uint32_t>(payload.size()),
                     .address = handler});
   out.put_bytes(payload);
+  return absl::OkStatus();
+}
+
+absl::Status isochron_builder::add_group(op_code code, std::uint32_t channel, std::uint8_t mode,
+                                         std::uint64_t instance) {
+  if (next_index_ == 0xffff) {
+    return absl::ResourceExhaustedError("an isochron holds at most 65535 operations");
+  }
+  const op_header header{
+      .code = code, .width = mode, .index = next_index_++, .count = 0, .address = channel};
+  for (node_id n = 0; n < streams_.size(); ++n) {
+    op_writer out(stream_for(n));
+    out.put(header);
+    if (code == op_code::barrier) out.put(instance);
+  }
   return absl::OkStatus();
 }
 

@@ -27,8 +27,12 @@ class isochron_builder {
   [[nodiscard]] absl::Status add(op_code code, std::uint8_t width, std::uint64_t address,
                                  std::uint32_t count, std::span<const std::uint64_t> values,
                                  std::uint32_t slot);
-  [[nodiscard]] absl::Status add_message(node_id to, std::uint32_t handler,
+  // A message (op_code::message for a handler, op_code::queued for the receive queue).
+  [[nodiscard]] absl::Status add_message(node_id to, op_code code, std::uint32_t handler,
                                          std::span<const std::byte> payload);
+  // A signal or barrier arrival on `channel`, to every node (this one included).
+  [[nodiscard]] absl::Status add_group(op_code code, std::uint32_t channel, std::uint8_t mode,
+                                       std::uint64_t instance);
 
   // The streams, valid until the next begin().
   [[nodiscard]] const std::vector<node_id>& remote_destinations() const { return touched_; }

@@ -61,6 +61,19 @@ absl::Status local_memory::execute(node_id source, const exec_position& at,
       }
       continue;
     }
+    if (op.code == op_code::queued || op.code == op_code::signal ||
+        op.code == op_code::barrier) {
+      std::span<const std::byte> payload;
+      std::uint64_t instance = 0;
+      if (op.code == op_code::queued && !in.get_bytes(op.count, payload)) {
+        return malformed(source, "truncated message");
+      }
+      if (op.code == op_code::barrier && !in.get(instance)) {
+        return malformed(source, "truncated barrier arrival");
+      }
+      if (absl::Status s = sink.group_op(source, op, payload, instance); !s.ok()) return s;
+      continue;
+    }
     if (op.count == 0 || op.count > pages_.page_variables() ||
         pages_.page_of(op.address) != pages_.page_of(op.address + op.count - 1)) {
       return malformed(source, "operation count does not fit one page");

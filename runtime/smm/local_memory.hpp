@@ -37,6 +37,10 @@ class execution_sink {
   // An isochronous message for handler `handler`.
   [[nodiscard]] virtual absl::Status run_handler(node_id source, std::uint32_t handler,
                                              std::span<const std::byte> payload) = 0;
+  // A message for the receive queue, a signal or a barrier arrival (`instance`).
+  [[nodiscard]] virtual absl::Status group_op(node_id source, const op_header& op,
+                                              std::span<const std::byte> payload,
+                                              std::uint64_t instance) = 0;
   // One executed operation on one variable, for the history (only when tracing).
   virtual void executed(const exec_position& at, std::uint32_t op_index, op_code code,
                         std::uint64_t address, std::uint64_t value) = 0;

@@ -9,6 +9,9 @@
 //   sched   count variables; no body
 //   assign  count variables; body: count x u64 values
 //   message address = handler id, count = payload bytes; body: payload, padded to 8
+//   queued  a message for the isotach receive queue: count = payload bytes; body as message
+//   signal  address = channel
+//   barrier address = channel, width = barrier mode; body: u64 instance
 #pragma once
 
 #include <cstdint>
@@ -20,7 +23,16 @@
 
 namespace iso::runtime {
 
-enum class op_code : std::uint8_t { read = 1, write = 2, sched = 3, assign = 4, message = 5 };
+enum class op_code : std::uint8_t {
+  read = 1,
+  write = 2,
+  sched = 3,
+  assign = 4,
+  message = 5,
+  queued = 6,
+  signal = 7,
+  barrier = 8,
+};
 
 struct op_header {
   op_code code;

@@ -35,7 +35,8 @@ shared_memory_manager::shared_memory_manager(node_id self, nicfw::engine& nic,
       options_(options),
       pages_(self, nic.topo(), options.page_variables),
       memory_(pages_),
-      builder_(self, nic.topo().nodes(), pages_) {}
+      builder_(self, nic.topo().nodes(), pages_),
+      queue_(nic.topo().nodes()) {}
 
 absl::StatusOr<std::uint64_t> shared_memory_manager::allocate(std::uint64_t count,
                                                               std::uint8_t width,
@@ -127,7 +128,54 @@ absl::Status shared_memory_manager::message(node_id to, std::uint32_t handler,
     return absl::NotFoundError(absl::StrFormat(
         "no handler is registered under id %u (register it on every node first)", handler));
   }
-  return builder_.add_message(to, handler, payload);
+  return builder_.add_message(to, op_code::message, handler, payload);
+}
+
+absl::Status shared_memory_manager::queued_message(node_id to,
+                                                   std::span<const std::byte> payload) {
+  if (absl::Status s = check_open("message"); !s.ok()) return s;
+  return builder_.add_message(to, op_code::queued, 0, payload);
+}
+
+absl::Status shared_memory_manager::signal(channel_id channel) {
+  if (absl::Status s = check_open("signal"); !s.ok()) return s;
+  if (channel >= kChannels) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "signal on channel %u: channels are 0..%u", channel, kChannels - 1));
+  }
+  return builder_.add_group(op_code::signal, channel, 0, 0);
+}
+
+absl::Status shared_memory_manager::barrier_arrival(channel_id channel, barrier_mode mode) {
+  if (absl::Status s = check_open("barrier"); !s.ok()) return s;
+  absl::StatusOr<std::uint64_t> instance = queue_.next_barrier(channel);
+  if (!instance.ok()) return instance.status();
+  if (absl::Status s =
+          builder_.add_group(op_code::barrier, channel, static_cast<std::uint8_t>(mode), *instance);
+      !s.ok()) {
+    return s;
+  }
+  queue_.started_barrier(channel);
+  return absl::OkStatus();
+}
+
+absl::Status shared_memory_manager::group_op(node_id source, const op_header& op,
+                                             std::span<const std::byte> payload,
+                                             std::uint64_t instance) {
+  switch (op.code) {
+    case op_code::queued:
+      queue_.message(source, payload);
+      return absl::OkStatus();
+    case op_code::signal:
+      return queue_.signal(source, static_cast<channel_id>(op.address));
+    case op_code::barrier:
+      return queue_.arrival(source, static_cast<channel_id>(op.address),
+                            static_cast<barrier_mode>(op.width), instance);
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrFormat("node %u sent operation %u as a group operation", source,
+                          static_cast<unsigned>(op.code)));
+  }
 }
 
 absl::Status shared_memory_manager::end() {
@@ -139,7 +187,12 @@ absl::Status shared_memory_manager::end() {
     if (local_stream.empty()) return absl::OkStatus();
     // Purely local: runs at once (straight from the builder, no copy) when nothing this
     // node issued is still pending; otherwise right behind the pending one.
-    if (hit_.empty()) return run_stream(self_, executed_pulse_, true, local_stream);
+    if (hit_.empty()) {
+      queue_.begin_batch(executed_pulse_);
+      absl::Status s = run_stream(self_, executed_pulse_, true, local_stream);
+      queue_.end_batch();
+      return s;
+    }
     hit_.push_back({false, 0, builder_.rank(), {local_stream.begin(), local_stream.end()}});
     return absl::OkStatus();
   }
@@ -189,7 +242,7 @@ absl::Status shared_memory_manager::send_plain(node_id to, std::span<const std::
     return absl::InvalidArgumentError(absl::StrFormat(
         "send to node %u: the job has nodes 0..%u", to, nic_.topo().nodes() - 1));
   }
-  const std::size_t limit = nic_.channel().max_record() - 64;
+  const std::size_t limit = max_message_size();
   if (bytes.size() > limit) {
     return absl::OutOfRangeError(absl::StrFormat(
         "message of %u bytes exceeds the maximum of %u", bytes.size(), limit));
@@ -319,6 +372,16 @@ absl::Status shared_memory_manager::run_pulse(std::uint64_t pulse, std::uint32_t
   // sort by sender is the whole ordering.
   std::stable_sort(items.begin(), items.end(),
                    [](const bucket_item& a, const bucket_item& b) { return a.source < b.source; });
+  queue_.begin_batch(pulse);
+  absl::Status executed = run_items(pulse, items);
+  queue_.end_batch();
+  if (!executed.ok()) return executed;
+  executed_pulse_ = pulse;
+  return absl::OkStatus();
+}
+
+absl::Status shared_memory_manager::run_items(std::uint64_t pulse,
+                                              std::span<const bucket_item> items) {
   for (const bucket_item& item : items) {
     if (!item.own_marker) {
       if (absl::Status s = run_stream(item.source, pulse, false, item.ops); !s.ok()) return s;
@@ -334,7 +397,6 @@ absl::Status shared_memory_manager::run_pulse(std::uint64_t pulse, std::uint32_t
       hit_.pop_front();
     }
   }
-  executed_pulse_ = pulse;
   return absl::OkStatus();
 }
 

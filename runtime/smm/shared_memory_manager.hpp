@@ -26,6 +26,7 @@
 #include "runtime/smm/local_memory.hpp"
 #include "runtime/smm/page_table.hpp"
 #include "runtime/smm/read_slots.hpp"
+#include "runtime/smm/receive_queue.hpp"
 
 namespace iso::runtime {
 
@@ -64,11 +65,21 @@ class shared_memory_manager final : public execution_sink {
   // on every node).
   [[nodiscard]] absl::Status message(node_id to, std::uint32_t handler,
                                      std::span<const std::byte> payload);
+  // A message for `to`'s isotach receive queue.
+  [[nodiscard]] absl::Status queued_message(node_id to, std::span<const std::byte> payload);
+  // A signal on `channel` to every node. InvalidArgument for a bad channel.
+  [[nodiscard]] absl::Status signal(channel_id channel);
+  // This node's arrival at the next barrier on `channel`, to every node. FailedPrecondition
+  // while its previous barrier there has not completed here.
+  [[nodiscard]] absl::Status barrier_arrival(channel_id channel, barrier_mode mode);
   // Issues the isochron. Blocks (polling) only while the NIC's queue is full.
   [[nodiscard]] absl::Status end();
   [[nodiscard]] bool in_isochron() const { return builder_.open(); }
 
   void set_handler(std::uint32_t handler, message_handler fn);
+
+  // The isotach receive queue.
+  [[nodiscard]] receive_queue& notices() { return queue_; }
 
   // Read results.
   [[nodiscard]] bool ready(read_slots::ticket t) const { return slots_.ready(t); }
@@ -76,6 +87,12 @@ class shared_memory_manager final : public execution_sink {
     return slots_.values(t);
   }
   void close(read_slots::ticket t) { slots_.close(t); }
+
+  // The largest message payload (plain, handler-style or queued): what fits one NIC queue
+  // record with the headers around it.
+  [[nodiscard]] std::size_t max_message_size() const {
+    return nic_.channel().max_record() - 256;
+  }
 
   // Plain (non-isotach) packets between hosts, FIFO per pair; `on_plain` gets them.
   [[nodiscard]] absl::Status send_plain(node_id to, std::span<const std::byte> bytes);
@@ -111,6 +128,9 @@ class shared_memory_manager final : public execution_sink {
   void executed(const exec_position& at, std::uint32_t op_index, op_code code,
                 std::uint64_t address, std::uint64_t value) override;
   [[nodiscard]] bool tracing() const override { return options_.trace; }
+  [[nodiscard]] absl::Status group_op(node_id source, const op_header& op,
+                                      std::span<const std::byte> payload,
+                                      std::uint64_t instance) override;
 
  private:
   struct bucket_item {
@@ -129,6 +149,7 @@ class shared_memory_manager final : public execution_sink {
   [[nodiscard]] absl::Status check_open(const char* what) const;
   void on_delivery(const nicfw::delivery& d);
   [[nodiscard]] absl::Status run_pulse(std::uint64_t pulse, std::uint32_t count);
+  [[nodiscard]] absl::Status run_items(std::uint64_t pulse, std::span<const bucket_item> items);
   [[nodiscard]] absl::Status run_stream(node_id source, std::uint64_t pulse, bool after_pulse,
                                         std::span<const std::byte> stream);
   [[nodiscard]] absl::Status run_local_part(const local_part& part, std::uint64_t pulse,
@@ -150,6 +171,7 @@ class shared_memory_manager final : public execution_sink {
   std::deque<local_part> hit_;  // local parts not yet executed, in issue order
   std::vector<std::pair<std::uint64_t, std::uint32_t>> due_pulses_;  // EOPs seen, not run
   absl::flat_hash_map<std::uint32_t, message_handler> handlers_;
+  receive_queue queue_;
   std::function<void(node_id, std::span<const std::byte>)> on_plain_;
   std::vector<trace_event> trace_;
   std::uint64_t executed_pulse_ = 0;
