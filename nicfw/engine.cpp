@@ -17,8 +17,11 @@ engine::engine(comm::node_id self, std::shared_ptr<const topology> topo,
       options_(options),
       inline_(!choose_thread_mode(options.where, options.local_nodes)),
       channel_(options.host_queue_bytes),
-      out_(*transport_),
-      siu_(self, *topo_, out_) {
+      out_(*transport_, options.paranoid),
+      siu_(self, *topo_, out_),
+      credits_(topo_->nodes(), self, options.credit_window),
+      received_(topo_->nodes()),
+      expected_sequence_(topo_->nodes(), 0) {
   ISO_CHECK(transport_->self() == self && transport_->size() == topo_->nodes())
       << "transport for node " << transport_->self() << " of " << transport_->size()
       << " does not fit node " << self << " of a topology of " << topo_->nodes();
@@ -96,6 +99,16 @@ absl::Status engine::failure() const {
   return failure_;
 }
 
+peer_counts engine::counts(comm::node_id peer) const {
+  peer_counts c;
+  for (int t = 1; t < kPacketTypes; ++t) {
+    c.packets_sent[t] = out_.sent().get(peer, static_cast<packet_type>(t));
+    c.packets_received[t] = received_.get(peer, static_cast<packet_type>(t));
+  }
+  c.backlog = out_.backlog_to(peer);
+  return c;
+}
+
 nic_time engine::time() const {
   return {pulse_.load(std::memory_order_relaxed), closed_.load(std::memory_order_acquire)};
 }
@@ -128,6 +141,7 @@ absl::Status engine::poll_once(bool& did_work) {
   if (!packet_status.ok()) return packet_status;
   did_work |= handled != 0;
 
+  if (absl::Status s = service_credits(); !s.ok()) return s;
   siu_.on_host_demand(host_demand_.load(std::memory_order_relaxed));
   if (absl::Status s = run_loopback(did_work); !s.ok()) return s;
   release_closed_pulses();
@@ -181,13 +195,16 @@ absl::Status engine::take_submissions(bool& did_work) {
 absl::StatusOr<std::uint32_t> engine::send_fragmented(comm::node_id destination,
                                                       packet_header header,
                                                       comm::byte_span payload) {
-  const std::size_t room = transport_->max_packet_size() - sizeof(packet_header);
+  const std::size_t room =
+      transport_->max_packet_size() - sizeof(packet_header) - sizeof(credit_info);
   std::uint32_t packets = 0;
   std::size_t at = 0;
   do {
     const std::size_t n = std::min(room, payload.size() - at);
     header.flags = at + n < payload.size() ? kMoreFragments : 0;
-    const comm::byte_span pieces[2] = {std::as_bytes(std::span(&header, 1)),
+    const credit_info credits = credits_.nic_report(destination);
+    const comm::byte_span pieces[3] = {std::as_bytes(std::span(&header, 1)),
+                                       std::as_bytes(std::span(&credits, 1)),
                                        payload.subspan(at, n)};
     if (absl::Status s = out_.send(destination, pieces); !s.ok()) return s;
     at += n;
@@ -244,22 +261,32 @@ absl::Status engine::handle_packet(comm::node_id source, comm::byte_span bytes) 
         absl::StrFormat("packet of %u bytes from node %u is shorter than a header", bytes.size(),
                         source));
   }
-  const comm::byte_span body = bytes.subspan(sizeof(header));
+  comm::byte_span body = bytes.subspan(sizeof(header));
+  if (options_.paranoid) {
+    if (absl::Status s = check_packet(source, header, body); !s.ok()) return s;
+  }
+  received_.add(source, header.type);
   switch (header.type) {
     case packet_type::iso_data: {
       if (source == self_) {
         return absl::InvalidArgumentError("isotach packet from this node to itself");
       }
+      absl::StatusOr<comm::byte_span> payload = take_credits(source, header, body);
+      if (!payload.ok()) return payload.status();
+      body = *payload;
       if (absl::Status s = siu_.on_iso_data(source, header.stamp); !s.ok()) return s;
       comm::byte_span whole;
       if (!reassemble(source, header, body, whole)) return absl::OkStatus();
-      deliver({.kind = delivery_kind::iso_data, .source = source, .stamp = header.stamp,
-               .payload = whole});
+      deliver({.kind = delivery_kind::iso_data, .source = source, .sequence = header.a,
+               .stamp = header.stamp, .payload = whole});
       reassembly_[source].clear();
       ++delivered_per_pulse_[header.stamp];
       return absl::OkStatus();
     }
     case packet_type::direct: {
+      absl::StatusOr<comm::byte_span> payload = take_credits(source, header, body);
+      if (!payload.ok()) return payload.status();
+      body = *payload;
       comm::byte_span whole;
       if (!reassemble(source, header, body, whole)) return absl::OkStatus();
       deliver({.kind = delivery_kind::direct, .source = source, .payload = whole});
@@ -290,6 +317,19 @@ absl::Status engine::handle_packet(comm::node_id source, comm::byte_span bytes) 
       siu_.on_unparked(header.stamp);
       return absl::OkStatus();
     }
+    case packet_type::credit: {
+      credit_info info;
+      if (body.size() != sizeof(info) || !read_at(body, 0, info)) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "credit packet from node %u has %u bytes of body, not %u", source, body.size(),
+            sizeof(info)));
+      }
+      credits_.nic_grant(source, info);
+      return absl::OkStatus();
+    }
+    case packet_type::credit_request:
+      credits_.nic_on_request(source);
+      return absl::OkStatus();
     case packet_type::demand: {
       if (header.to_switch == kToSiu) {
         siu_.on_demand(header.stamp);
@@ -307,6 +347,63 @@ absl::Status engine::handle_packet(comm::node_id source, comm::byte_span bytes) 
   }
   return absl::InvalidArgumentError(absl::StrFormat(
       "packet of unknown type %u from node %u", static_cast<unsigned>(header.type), source));
+}
+
+absl::Status engine::check_packet(comm::node_id source, const packet_header& header,
+                                  comm::byte_span body) {
+  const char* type = packet_type_name(header.type);
+  if (header.sequence != expected_sequence_[source]) {
+    return absl::DataLossError(absl::StrFormat(
+        "paranoid check: %s packet from node %u has sequence number %u, expected %u (packets "
+        "from node %u were lost, duplicated or reordered)",
+        type, source, header.sequence, expected_sequence_[source], source));
+  }
+  ++expected_sequence_[source];
+  const std::uint32_t sum = checksum(std::span(&body, 1));
+  if (sum != header.checksum) {
+    return absl::DataLossError(absl::StrFormat(
+        "paranoid check: %s packet %u from node %u is corrupt: its %u bytes after the header "
+        "have CRC-32 %08x, the sender computed %08x",
+        type, header.sequence, source, body.size(), sum, header.checksum));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<comm::byte_span> engine::take_credits(comm::node_id source,
+                                                     const packet_header& header,
+                                                     comm::byte_span body) {
+  credit_info info;
+  if (!read_at(body, 0, info)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s packet from node %u is too short for its credits (%u bytes)",
+        packet_type_name(header.type), source, body.size()));
+  }
+  credits_.nic_grant(source, info);
+  return body.subspan(sizeof(info));
+}
+
+absl::Status engine::service_credits() {
+  if (!credits_.nic_take_dirty()) return absl::OkStatus();
+  // What this host freed of its own packets needs no packet.
+  credits_.nic_grant(self_, credits_.nic_report(self_));
+  for (comm::node_id peer = 0; peer < topo_->nodes(); ++peer) {
+    if (peer == self_) continue;
+    if (credits_.nic_take_request_due(peer)) {
+      const packet_header header{.type = packet_type::credit_request};
+      const comm::byte_span piece = std::as_bytes(std::span(&header, 1));
+      if (absl::Status s = out_.send(peer, std::span(&piece, 1)); !s.ok()) return s;
+    }
+    if (credits_.nic_credit_due(peer)) {
+      const packet_header header{.type = packet_type::credit};
+      const credit_info info = credits_.nic_report(peer);
+      const comm::byte_span pieces[2] = {std::as_bytes(std::span(&header, 1)),
+                                         std::as_bytes(std::span(&info, 1))};
+      if (absl::Status s = out_.send(peer, pieces); !s.ok()) return s;
+    }
+    // Freed bytes below the threshold wait for a packet to ride on, or for a request
+    // (which marks the ledger dirty again).
+  }
+  return absl::OkStatus();
 }
 
 absl::Status engine::handle_token(const packet_header& header, comm::node_id source,
@@ -358,12 +455,14 @@ void engine::deliver(const delivery& d) {
   pending_delivery p{d, {d.payload.begin(), d.payload.end()}};
   overflow_.push_back(std::move(p));
   overflow_.back().item.payload = overflow_.back().payload;
+  overflow_size_.store(overflow_.size(), std::memory_order_relaxed);
 }
 
 bool engine::flush_deliveries() {
   while (!overflow_.empty()) {
     if (!channel_.nic_deliver(overflow_.front().item)) return false;
     overflow_.pop_front();
+    overflow_size_.store(overflow_.size(), std::memory_order_relaxed);
     delivered_since_ring_ = true;
   }
   return true;

@@ -26,6 +26,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "comm/transport.hpp"
+#include "nicfw/credit_ledger.hpp"
 #include "nicfw/host_channel.hpp"
 #include "nicfw/outbound.hpp"
 #include "nicfw/siu.hpp"
@@ -46,6 +47,18 @@ struct engine_options {
   // (8 MiB: messages up to about 2 MiB). Pages are touched only as the queues fill.
   std::size_t host_queue_bytes = std::size_t{1} << 23;
   absl::Duration spin = absl::Microseconds(50);
+  // Flow control: bytes of each class one node may have in flight to another
+  // (credit_ledger.hpp).
+  std::uint64_t credit_window = std::uint64_t{1} << 18;
+  // Check every packet's sequence number and checksum, and stop at the first violation.
+  bool paranoid = false;
+};
+
+// Counters and depths for status calls, per peer; readable from the host thread.
+struct peer_counts {
+  std::uint64_t packets_sent[kPacketTypes] = {};
+  std::uint64_t packets_received[kPacketTypes] = {};
+  std::size_t backlog = 0;  // packets waiting for the path to the peer
 };
 
 // A snapshot of the NIC's logical time, readable from any thread.
@@ -67,6 +80,13 @@ class engine {
   [[nodiscard]] bool runs_inline() const { return inline_; }
   [[nodiscard]] const topology& topo() const { return *topo_; }
   [[nodiscard]] comm::node_id self() const { return self_; }
+  [[nodiscard]] credit_ledger& credits() { return credits_; }
+  [[nodiscard]] const engine_options& options() const { return options_; }
+  [[nodiscard]] peer_counts counts(comm::node_id peer) const;
+  // Deliveries waiting in the NIC because the host queue was full (NIC thread's view).
+  [[nodiscard]] std::size_t overflow() const {
+    return overflow_size_.load(std::memory_order_relaxed);
+  }
 
   // Thread mode: starts the NIC thread. Inline mode: nothing (the host calls poll()).
   void start();
@@ -98,6 +118,15 @@ class engine {
   [[nodiscard]] absl::Status poll_once(bool& did_work);
   [[nodiscard]] absl::Status take_submissions(bool& did_work);
   [[nodiscard]] absl::Status handle_packet(comm::node_id source, comm::byte_span bytes);
+  // Paranoid mode: the packet's sequence number and checksum are what they must be.
+  [[nodiscard]] absl::Status check_packet(comm::node_id source, const packet_header& header,
+                                          comm::byte_span body);
+  // Reads the piggy-backed credits of a data packet; the payload follows them.
+  [[nodiscard]] absl::StatusOr<comm::byte_span> take_credits(comm::node_id source,
+                                                             const packet_header& header,
+                                                             comm::byte_span body);
+  // Explicit credit packets and credit requests that are due.
+  [[nodiscard]] absl::Status service_credits();
   // Sends `payload` after `header` as one packet, or as fragments when the transport cannot
   // carry it whole; returns how many packets went out.
   [[nodiscard]] absl::StatusOr<std::uint32_t> send_fragmented(comm::node_id destination,
@@ -132,6 +161,10 @@ class engine {
   submission scratch_submission_;
   std::vector<count_entry> scratch_counts_;
   std::vector<std::vector<std::byte>> reassembly_;  // per source: fragments so far
+  credit_ledger credits_;
+  packet_counts received_;
+  std::vector<std::uint32_t> expected_sequence_;  // per source (paranoid mode)
+  std::atomic<std::size_t> overflow_size_{0};
 
   std::atomic<bool> stop_{false};
   std::atomic<std::uint64_t> host_demand_{0};

@@ -27,10 +27,10 @@ struct delivery_header {
   std::uint8_t kind;
   std::uint8_t reserved0 = 0;
   std::uint16_t reserved1 = 0;
-  std::uint32_t source_or_sequence;
+  std::uint32_t source;
   std::uint64_t stamp;
   std::uint32_t count;
-  std::uint32_t reserved2 = 0;
+  std::uint32_t sequence;
 };
 static_assert(sizeof(delivery_header) == 24);
 
@@ -134,9 +134,10 @@ void host_channel::nic_finish_submission(const submission& s) {
 bool host_channel::nic_deliver(const delivery& d) {
   const delivery_header header{
       .kind = static_cast<std::uint8_t>(d.kind),
-      .source_or_sequence = d.kind == delivery_kind::marker ? d.sequence : d.source,
+      .source = d.source,
       .stamp = d.stamp,
-      .count = d.count};
+      .count = d.count,
+      .sequence = d.sequence};
   const byte_span pieces[2] = {std::as_bytes(std::span(&header, 1)), d.payload};
   return to_host_producer_.try_push(pieces, sizeof(header) + d.payload.size());
 }
@@ -153,11 +154,8 @@ std::size_t host_channel::host_poll(const std::function<void(const delivery&)>& 
     delivery d{.kind = static_cast<delivery_kind>(header.kind)};
     d.stamp = header.stamp;
     d.count = header.count;
-    if (d.kind == delivery_kind::marker) {
-      d.sequence = header.source_or_sequence;
-    } else {
-      d.source = header.source_or_sequence;
-    }
+    d.sequence = header.sequence;
+    d.source = header.source;
     d.payload = record.payload.subspan(sizeof(header));
     to_host_consumer_.advance(record);
     upcall(d);

@@ -44,7 +44,7 @@ enum class delivery_kind : std::uint8_t {
 struct delivery {
   delivery_kind kind;
   node_id source = 0;        // iso_data, direct
-  std::uint32_t sequence = 0;  // marker
+  std::uint32_t sequence = 0;  // marker; iso_data: the sender's isochron number
   std::uint32_t count = 0;     // eop
   std::uint64_t stamp = 0;     // iso_data, marker, eop
   byte_span payload{};         // iso_data, direct; valid during the upcall only

@@ -1,27 +1,62 @@
 #include "nicfw/outbound.hpp"
 
+#include <zlib.h>
+
+#include <cstring>
+
+#include "base/check.hpp"
+
 namespace iso::nicfw {
 
-outbound::outbound(comm::transport& transport)
-    : transport_(transport), backlog_(transport.size()) {}
+std::uint32_t checksum(std::span<const comm::byte_span> pieces) {
+  uLong crc = crc32(0L, Z_NULL, 0);
+  for (const comm::byte_span& piece : pieces) {
+    // zlib takes lengths as uInt; pieces are at most a transport packet, far below 4 GiB.
+    crc = crc32(crc, reinterpret_cast<const Bytef*>(piece.data()),
+                static_cast<uInt>(piece.size()));
+  }
+  return static_cast<std::uint32_t>(crc);
+}
+
+outbound::outbound(comm::transport& transport, bool paranoid)
+    : transport_(transport),
+      paranoid_(paranoid),
+      backlog_(transport.size()),
+      backlog_sizes_(new std::atomic<std::size_t>[transport.size()]()),
+      next_sequence_(transport.size(), 0),
+      sent_(transport.size()) {}
+
+void outbound::queue(comm::node_id destination, std::vector<std::byte> packet) {
+  backlog_[destination].push_back(std::move(packet));
+  backlog_sizes_[destination].store(backlog_[destination].size(), std::memory_order_relaxed);
+  ++queued_;
+}
 
 absl::Status outbound::send(comm::node_id destination, std::span<const comm::byte_span> pieces) {
+  if (destination >= backlog_.size()) return transport_.send(destination, pieces);  // the error
+  ISO_DCHECK(!pieces.empty() && pieces[0].size() == sizeof(packet_header))
+      << "a packet starts with its header";
+  packet_header header;
+  std::memcpy(&header, pieces[0].data(), sizeof(header));
+  header.sequence = next_sequence_[destination]++;
+  header.checksum = paranoid_ ? checksum(pieces.subspan(1)) : 0;
+  scratch_.assign(pieces.begin(), pieces.end());
+  scratch_[0] = std::as_bytes(std::span(&header, 1));
+  sent_.add(destination, header.type);
+
   if (destination == transport_.self()) {
     std::vector<std::byte>& copy = loopback_.emplace_back();
-    for (const comm::byte_span& piece : pieces) copy.insert(copy.end(), piece.begin(), piece.end());
+    for (const comm::byte_span& piece : scratch_) copy.insert(copy.end(), piece.begin(), piece.end());
     return absl::OkStatus();
   }
-  if (destination < backlog_.size() && backlog_[destination].empty()) {
-    absl::Status s = transport_.send(destination, pieces);
+  if (backlog_[destination].empty()) {
+    absl::Status s = transport_.send(destination, scratch_);
     if (!absl::IsUnavailable(s)) return s;
-  } else if (destination >= backlog_.size()) {
-    return transport_.send(destination, pieces);  // reports the bad node id
   }
   std::vector<std::byte> copy;
-  for (const comm::byte_span& piece : pieces) copy.insert(copy.end(), piece.begin(), piece.end());
-  if (copy.size() > transport_.max_packet_size()) return transport_.send(destination, pieces);
-  backlog_[destination].push_back(std::move(copy));
-  ++queued_;
+  for (const comm::byte_span& piece : scratch_) copy.insert(copy.end(), piece.begin(), piece.end());
+  if (copy.size() > transport_.max_packet_size()) return transport_.send(destination, scratch_);
+  queue(destination, std::move(copy));
   return absl::OkStatus();
 }
 
@@ -38,6 +73,7 @@ absl::Status outbound::flush(std::size_t& sent) {
       --queued_;
       ++sent;
     }
+    backlog_sizes_[d].store(queue.size(), std::memory_order_relaxed);
   }
   return absl::OkStatus();
 }

@@ -1,4 +1,4 @@
-// The packets NICs exchange over comm/. Every packet starts with a 16-byte header; what
+// The packets NICs exchange over comm/. Every packet starts with a 24-byte header; what
 // follows depends on the type. Receivers validate length, type and sender before acting
 // (a packet from a stranger is reported, never trusted).
 //
@@ -16,6 +16,14 @@
 //              its tokens: an idle node is off every pulse's critical path.
 //   unpark     SIU -> its TM: the SIU wants to stamp again.
 //   unparked   TM -> SIU: stamp = the token number the SIU resumes from.
+//   credit     body = credit_info: the sender's freed counts for the receiver (flow control)
+//   credit_request  the sender waits for credits from the receiver
+// iso_data and direct packets carry a credit_info right after the header (piggy-backed
+// credits), then their payload.
+//
+// Every packet has a sequence number per (sender, receiver), set as it leaves, and in
+// paranoid mode a CRC-32 of everything after the header; receivers in paranoid mode check
+// both.
 // Tokens and demands for a TM name it in to_switch (a node may host several TMs).
 #pragma once
 
@@ -35,7 +43,28 @@ enum class packet_type : std::uint8_t {
   park = 7,
   unpark = 8,
   unparked = 9,
+  credit = 10,
+  credit_request = 11,
 };
+
+// A readable name for error messages.
+constexpr const char* packet_type_name(packet_type t) {
+  switch (t) {
+    case packet_type::iso_data: return "iso_data";
+    case packet_type::direct: return "direct";
+    case packet_type::siu_token: return "siu_token";
+    case packet_type::tm_token: return "tm_token";
+    case packet_type::link_token: return "link_token";
+    case packet_type::demand: return "demand";
+    case packet_type::park: return "park";
+    case packet_type::unpark: return "unpark";
+    case packet_type::unparked: return "unparked";
+    case packet_type::credit: return "credit";
+    case packet_type::credit_request: return "credit_request";
+  }
+  return "unknown";
+}
+inline constexpr int kPacketTypes = 12;  // for per-type counters, indexed by the type's value
 
 inline constexpr std::uint32_t kNoSwitch = 0xffffffff;
 
@@ -52,8 +81,10 @@ struct packet_header {
   std::uint16_t to_switch = kToSiu;  // tokens and demands: the TM addressed, or the SIU
   std::uint32_t a = 0;
   std::uint64_t stamp = 0;
+  std::uint32_t sequence = 0;  // per (sender, receiver), from 0; set by outbound
+  std::uint32_t checksum = 0;  // paranoid mode: CRC-32 of the rest of the packet
 };
-static_assert(sizeof(packet_header) == 16);
+static_assert(sizeof(packet_header) == 24);
 
 // The fixed part of every token's body.
 struct token_body {

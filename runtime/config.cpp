@@ -6,6 +6,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
+#include "comm/fault_injection.hpp"
 #include "comm/inproc.hpp"
 
 namespace iso::runtime {
@@ -96,6 +97,40 @@ const std::vector<setting>& settings() {
          return absl::OkStatus();
        },
        [](const options& o) { return std::string(o.trace ? "1" : "0"); }},
+      {"ISO_CREDIT_WINDOW", "bytes",
+       "flow control: bytes of one class a node may have in flight to another",
+       [](options& o, const std::string& text) {
+         std::uint64_t value = 0;
+         if (!absl::SimpleAtoi(text, &value)) {
+           return absl::InvalidArgumentError(
+               absl::StrFormat("ISO_CREDIT_WINDOW is '%s', not a number of bytes", text));
+         }
+         o.credit_window = value;
+         return absl::OkStatus();
+       },
+       [](const options& o) { return absl::StrFormat("%u", o.credit_window); }},
+      {"ISO_PARANOID", "0|1",
+       "check sequence numbers, checksums and executed pulses; stop at a violation",
+       [](options& o, const std::string& text) {
+         if (text != "0" && text != "1") {
+           return absl::InvalidArgumentError(
+               absl::StrFormat("ISO_PARANOID is '%s'; expected 0 or 1", text));
+         }
+         o.paranoid = text == "1";
+         return absl::OkStatus();
+       },
+       [](const options& o) { return std::string(o.paranoid ? "1" : "0"); }},
+      {"ISO_TEST_FAULT", "plan",
+       "test only: break this node's transport once (reorder:DEST:N or corrupt:DEST:N)",
+       [](options& o, const std::string& text) {
+         if (absl::StatusOr<comm::fault_plan> plan = comm::parse_fault_plan(text); !plan.ok()) {
+           return absl::InvalidArgumentError(
+               absl::StrFormat("ISO_TEST_FAULT: %s", plan.status().message()));
+         }
+         o.test_fault = text;
+         return absl::OkStatus();
+       },
+       [](const options& o) { return o.test_fault; }},
       {"ISO_SHUFFLE", "0|1", "poll peers in random order to expose order-dependent code",
        [](options& o, const std::string& text) {
          if (text != "0" && text != "1") {
@@ -126,6 +161,16 @@ absl::StatusOr<options> apply_environment(const options& requested) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "options.page_variables is %u; it must be a power of two from 1 to 1048576",
         out.page_variables));
+  }
+  if (out.credit_window < 4096 || out.credit_window > (std::size_t{1} << 30)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "options.credit_window is %u; it must be from 4096 bytes to 1 GiB", out.credit_window));
+  }
+  if (!out.test_fault.empty()) {
+    if (absl::StatusOr<comm::fault_plan> plan = comm::parse_fault_plan(out.test_fault);
+        !plan.ok()) {
+      return plan.status();
+    }
   }
   if (absl::Status s = comm::validate_ring_capacity(out.ring_capacity); !s.ok()) {
     return absl::InvalidArgumentError(absl::StrFormat("options.ring_capacity: %s", s.message()));

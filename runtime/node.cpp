@@ -29,7 +29,10 @@ node_state::node_state(std::unique_ptr<runtime::bootstrap> boot,
       nic_(std::move(nic)),
       options_(opts),
       smm_(boot_->rank(), *nic_,
-           runtime::smm_options{.page_variables = opts.page_variables, .trace = opts.trace}) {
+           runtime::smm_options{.page_variables = opts.page_variables,
+                                .trace = opts.trace,
+                                .credit_timeout = absl::FromChrono(opts.barrier_timeout),
+                                .paranoid = opts.paranoid}) {
   smm_.set_plain_receiver([this](node_id source, std::span<const std::byte> bytes) {
     inbox_.emplace_back(source, std::vector<std::byte>(bytes.begin(), bytes.end()));
   });
@@ -101,6 +104,7 @@ absl::StatusOr<std::optional<message>> node_state::try_receive() {
 
 message node_state::pop_inbox() {
   message out;
+  smm_.free_plain(inbox_.front().first, inbox_.front().second.size());
   out.source_ = inbox_.front().first;
   out.holder_ = std::make_unique<message::holder>(message::holder{std::move(inbox_.front().second)});
   inbox_.pop_front();
@@ -111,7 +115,9 @@ message node_state::pop_inbox() {
 absl::StatusOr<notice> node_state::iso_receive() {
   runtime::receive_queue& q = smm_.notices();
   if (absl::Status s = smm_.wait_for([&] { return !q.empty(); }); !s.ok()) return s;
-  return q.pop();
+  notice n = q.pop();
+  smm_.free_notice(n);
+  return n;
 }
 
 absl::StatusOr<std::optional<notice>> node_state::try_iso_receive() {
@@ -119,7 +125,9 @@ absl::StatusOr<std::optional<notice>> node_state::try_iso_receive() {
   if (absl::Status s = smm_.progress(did); !s.ok()) return s;
   runtime::receive_queue& q = smm_.notices();
   if (q.empty()) return std::optional<notice>();
-  return std::optional<notice>(q.pop());
+  notice n = q.pop();
+  smm_.free_notice(n);
+  return std::optional<notice>(std::move(n));
 }
 
 absl::Status node_state::one_op_isochron(absl::FunctionRef<absl::Status()> op) {

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_format.h"
 #include "base/log.hpp"
+#include "comm/fault_injection.hpp"
 #include "comm/shm_segment.hpp"
 #include "nicfw/engine.hpp"
 #include "nicfw/topology.hpp"
@@ -122,9 +123,17 @@ std::unique_ptr<node> make_node(const std::shared_ptr<comm::shm_segment>& segmen
   const nicfw::engine_options nic_options{.where = nic_placement_of(plan.opts),
                                           .local_nodes = segment->nodes(),
                                           .local_index = rank,
-                                          .spin = absl::FromChrono(plan.opts.nic_spin)};
-  auto nic = std::make_unique<nicfw::engine>(
-      rank, plan.topo, comm::make_shm_transport(segment, rank), nic_options);
+                                          .spin = absl::FromChrono(plan.opts.nic_spin),
+                                          .credit_window = plan.opts.credit_window,
+                                          .paranoid = plan.opts.paranoid};
+  std::unique_ptr<comm::transport> transport = comm::make_shm_transport(segment, rank);
+  if (!plan.opts.test_fault.empty()) {
+    // Validated by plan_job; the fault is this node's alone (the plan names a destination).
+    transport = comm::with_faults(std::move(transport),
+                                  *comm::parse_fault_plan(plan.opts.test_fault));
+  }
+  auto nic =
+      std::make_unique<nicfw::engine>(rank, plan.topo, std::move(transport), nic_options);
   return detail::node_state::make_node(
       std::make_unique<detail::node_state>(std::move(boot), std::move(nic), plan.opts));
 }

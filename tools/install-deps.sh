@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config git
   libabsl-dev libboost-context-dev libprotobuf-dev protobuf-compiler libprotoc-dev
-  libhwloc-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libhwloc-dev zlib1g-dev libgtest-dev libgmock-dev libbenchmark-dev
   openmpi-bin libopenmpi-dev
 )
 

@@ -41,6 +41,18 @@ struct options {
   std::uint32_t page_variables = 512;
   // Record every executed operation (node::trace()), for checkers and teaching.
   bool trace = false;
+  // Flow control: bytes of isotach data, and of plain messages, that one node may have in
+  // flight to another (sent and not yet executed or received there). Bounds what a
+  // receiver buffers per sender; a larger message waits until nothing else is in flight.
+  std::size_t credit_window = 256 * 1024;
+  // Paranoid mode: sequence numbers and CRC-32 checksums on every packet, checked by the
+  // receiver, and the executed pulse of every remote isochron part echoed to its issuer and
+  // checked against the isochron marker. A violation stops the job, naming the packet,
+  // the sender and what was expected. Costs a checksum per packet and an echo per part.
+  bool paranoid = false;
+  // Test only: make this node's transport break its promise once (comm/fault_injection.hpp:
+  // reorder:DEST:N or corrupt:DEST:N), to show that paranoid mode catches it.
+  std::string test_fault;
 };
 
 // One setting as the runtime will use it: its environment variable, unit, meaning and

@@ -4,13 +4,14 @@
 #include <thread>
 
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_cat.h"
 #include "base/check.hpp"
 
 namespace iso::runtime {
 namespace {
 
 // Host-level packets that travel outside logical time (through the NIC's direct path).
-enum class direct_tag : std::uint8_t { read_reply = 1, plain = 2 };
+enum class direct_tag : std::uint8_t { read_reply = 1, plain = 2, echo = 3 };
 
 struct read_reply_header {
   direct_tag tag = direct_tag::read_reply;
@@ -26,6 +27,15 @@ struct plain_header {
   std::uint8_t reserved[7] = {};
 };
 
+// Paranoid mode: "your isochron `sequence` executed here at `pulse`".
+struct echo_packet {
+  direct_tag tag = direct_tag::echo;
+  std::uint8_t reserved[3] = {};
+  std::uint32_t sequence;
+  std::uint64_t pulse;
+};
+static_assert(sizeof(echo_packet) == 16);
+
 }  // namespace
 
 shared_memory_manager::shared_memory_manager(node_id self, nicfw::engine& nic,
@@ -36,7 +46,8 @@ shared_memory_manager::shared_memory_manager(node_id self, nicfw::engine& nic,
       pages_(self, nic.topo(), options.page_variables),
       memory_(pages_),
       builder_(self, nic.topo().nodes(), pages_),
-      queue_(nic.topo().nodes()) {}
+      queue_(nic.topo().nodes()),
+      echoes_(self) {}
 
 absl::StatusOr<std::uint64_t> shared_memory_manager::allocate(std::uint64_t count,
                                                               std::uint8_t width,
@@ -206,6 +217,29 @@ absl::Status shared_memory_manager::end() {
         "isochron of %u bytes exceeds the NIC queue's limit of %u", builder_.total_bytes(),
         nic_.channel().max_record()));
   }
+  // Flow control: every destination must have room for its part before the NIC stamps the
+  // isochron (a stamped packet that could not leave would hold up its pulse everywhere).
+  nicfw::credit_ledger& credits = nic_.credits();
+  auto has_credits = [&] {
+    bool all = true;
+    for (const nicfw::isochron_part& part : parts) {
+      if (credits.host_may_send(part.destination, nicfw::credit_class::isotach,
+                                part.operations.size())) {
+        continue;
+      }
+      credits.host_want(part.destination, nicfw::credit_class::isotach, part.operations.size());
+      all = false;
+    }
+    return all;
+  };
+  if (!has_credits()) {
+    if (absl::Status s = wait_for_credits(has_credits, "isochron"); !s.ok()) return s;
+  }
+  for (const nicfw::isochron_part& part : parts) {
+    credits.host_consume(part.destination, nicfw::credit_class::isotach,
+                         part.operations.size());
+  }
+  if (options_.paranoid) echoes_.expect(sequence, static_cast<std::uint32_t>(parts.size()));
   hit_.push_back({true, sequence, builder_.rank(), std::move(local)});
   while (!nic_.channel().host_submit_isochron(sequence, builder_.delta(), parts)) {
     bool did = false;
@@ -249,7 +283,59 @@ absl::Status shared_memory_manager::send_plain(node_id to, std::span<const std::
   }
   const plain_header header;
   const comm::byte_span pieces[2] = {std::as_bytes(std::span(&header, 1)), bytes};
+  nicfw::credit_ledger& credits = nic_.credits();
+  const std::size_t size = sizeof(header) + bytes.size();
+  auto has_credits = [&] {
+    if (credits.host_may_send(to, nicfw::credit_class::direct, size)) return true;
+    credits.host_want(to, nicfw::credit_class::direct, size);
+    return false;
+  };
+  if (!has_credits()) {
+    if (absl::Status s = wait_for_credits(has_credits, "message"); !s.ok()) return s;
+  }
+  credits.host_consume(to, nicfw::credit_class::direct, size);
   return send_direct(to, pieces);
+}
+
+void shared_memory_manager::free_plain(node_id source, std::size_t bytes) {
+  nic_.credits().host_free(source, nicfw::credit_class::direct,
+                           sizeof(plain_header) + bytes + nicfw::kPacketOverhead);
+}
+
+void shared_memory_manager::free_notice(const notice& n) {
+  // Messages from this node's own local parts never used credits.
+  if (n.what == notice::kind::message && n.source != self_) {
+    nic_.credits().host_free(n.source, nicfw::credit_class::isotach, n.bytes.size());
+  }
+}
+
+absl::Status shared_memory_manager::wait_for_credits(absl::FunctionRef<bool()> has_credits,
+                                                     const char* what) {
+  const absl::Time deadline = absl::Now() + options_.credit_timeout;
+  bool expired = false;
+  if (absl::Status s = wait_for([&] {
+        if (has_credits()) return true;
+        expired = absl::Now() >= deadline;
+        return expired;
+      });
+      !s.ok()) {
+    return s;
+  }
+  if (!expired) return absl::OkStatus();
+  std::string stuck;
+  const nicfw::credit_ledger& credits = nic_.credits();
+  for (node_id n = 0; n < credits.nodes(); ++n) {
+    for (auto c : {nicfw::credit_class::isotach, nicfw::credit_class::direct}) {
+      const std::uint64_t flying = credits.in_flight(n, c);
+      if (flying == 0) continue;
+      absl::StrAppendFormat(&stuck, " node %u holds %u bytes of %s;", n, flying,
+                            c == nicfw::credit_class::isotach ? "isotach data" : "messages");
+    }
+  }
+  return absl::DeadlineExceededError(absl::StrFormat(
+      "%s from node %u: no flow-control credits came back within %s (a receiver is not "
+      "executing or not receiving what it was sent):%s",
+      what, self_, absl::FormatDuration(options_.credit_timeout), stuck));
 }
 
 void shared_memory_manager::read_result(node_id reader, std::uint32_t slot, std::uint32_t first,
@@ -266,6 +352,13 @@ void shared_memory_manager::read_result(node_id reader, std::uint32_t slot, std:
   if (absl::Status s = send_direct(reader, pieces); !s.ok() && delivery_error_.ok()) {
     delivery_error_ = s;
   }
+}
+
+absl::Status shared_memory_manager::send_echo(node_id issuer, std::uint32_t sequence,
+                                              std::uint64_t pulse) {
+  const echo_packet e{.sequence = sequence, .pulse = pulse};
+  const comm::byte_span piece = std::as_bytes(std::span(&e, 1));
+  return send_direct(issuer, std::span(&piece, 1));
 }
 
 absl::Status shared_memory_manager::run_handler(node_id source, std::uint32_t handler,
@@ -299,9 +392,12 @@ void shared_memory_manager::executed(const exec_position& at, std::uint32_t op_i
 void shared_memory_manager::on_delivery(const nicfw::delivery& d) {
   switch (d.kind) {
     case nicfw::delivery_kind::iso_data:
-      buckets_[d.stamp].push_back({d.source, false, 0, {d.payload.begin(), d.payload.end()}});
+      nic_.credits().host_received(d.source, nicfw::credit_class::isotach, d.payload.size());
+      buckets_[d.stamp].push_back(
+          {d.source, false, d.sequence, {d.payload.begin(), d.payload.end()}});
       return;
     case nicfw::delivery_kind::marker:
+      if (options_.paranoid) echoes_.marker(d.sequence, d.stamp);
       last_stamp_ = std::max(last_stamp_, d.stamp);
       buckets_[d.stamp].push_back({self_, true, d.sequence, {}});
       return;
@@ -327,7 +423,17 @@ void shared_memory_manager::on_delivery(const nicfw::delivery& d) {
         }
         return;
       }
+      if (tag == direct_tag::echo && d.payload.size() == sizeof(echo_packet)) {
+        echo_packet e;
+        std::memcpy(&e, d.payload.data(), sizeof(e));
+        if (absl::Status s = echoes_.check(d.source, e.sequence, e.pulse);
+            !s.ok() && delivery_error_.ok()) {
+          delivery_error_ = s;
+        }
+        return;
+      }
       if (tag == direct_tag::plain && d.payload.size() >= sizeof(plain_header)) {
+        nic_.credits().host_received(d.source, nicfw::credit_class::direct, d.payload.size());
         if (on_plain_) on_plain_(d.source, d.payload.subspan(sizeof(plain_header)));
         return;
       }
@@ -384,7 +490,15 @@ absl::Status shared_memory_manager::run_items(std::uint64_t pulse,
                                               std::span<const bucket_item> items) {
   for (const bucket_item& item : items) {
     if (!item.own_marker) {
+      const std::size_t queued_before = queue_.payload_bytes();
       if (absl::Status s = run_stream(item.source, pulse, false, item.ops); !s.ok()) return s;
+      // What went into the receive queue stays charged until the application takes it.
+      const std::size_t queued = queue_.payload_bytes() - queued_before;
+      nic_.credits().host_free(item.source, nicfw::credit_class::isotach,
+                               item.ops.size() + nicfw::kPacketOverhead - queued);
+      if (options_.paranoid) {
+        if (absl::Status s = send_echo(item.source, item.sequence, pulse); !s.ok()) return s;
+      }
       continue;
     }
     ISO_CHECK(!hit_.empty() && hit_.front().net && hit_.front().sequence == item.sequence)

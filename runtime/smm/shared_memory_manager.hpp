@@ -26,6 +26,7 @@
 #include "runtime/smm/local_memory.hpp"
 #include "runtime/smm/page_table.hpp"
 #include "runtime/smm/read_slots.hpp"
+#include "runtime/smm/echo_checker.hpp"
 #include "runtime/smm/receive_queue.hpp"
 
 namespace iso::runtime {
@@ -36,6 +37,10 @@ struct smm_options {
   std::uint32_t page_variables = 512;
   bool trace = false;
   int spin_polls = 256;  // polls before yielding, and as many again before sleeping
+  // How long a sender waits for flow-control credits before it reports the receiver.
+  absl::Duration credit_timeout = absl::Seconds(60);
+  // Echo the executed pulse of every remote part to its issuer, which checks it.
+  bool paranoid = false;
 };
 
 class shared_memory_manager final : public execution_sink {
@@ -96,6 +101,10 @@ class shared_memory_manager final : public execution_sink {
 
   // Plain (non-isotach) packets between hosts, FIFO per pair; `on_plain` gets them.
   [[nodiscard]] absl::Status send_plain(node_id to, std::span<const std::byte> bytes);
+  // The application took a plain message of `bytes` from `source` / a notice: their buffer
+  // space goes back to the sender (flow control).
+  void free_plain(node_id source, std::size_t bytes);
+  void free_notice(const notice& n);
   void set_plain_receiver(std::function<void(node_id, std::span<const std::byte>)> on_plain) {
     on_plain_ = std::move(on_plain);
   }
@@ -136,7 +145,7 @@ class shared_memory_manager final : public execution_sink {
   struct bucket_item {
     node_id source;
     bool own_marker;
-    std::uint32_t sequence;       // own_marker
+    std::uint32_t sequence;       // the issuer's isochron number
     std::vector<std::byte> ops;   // remote
   };
   struct local_part {
@@ -156,6 +165,12 @@ class shared_memory_manager final : public execution_sink {
                                             bool after_pulse);
   [[nodiscard]] absl::Status send_direct(node_id to, std::span<const comm::byte_span> pieces);
   [[nodiscard]] absl::Status nic_status() const;
+  // Waits, making progress, until `has_credits()`; DeadlineExceeded after credit_timeout,
+  // naming the peers that hold this node's credits.
+  [[nodiscard]] absl::Status wait_for_credits(absl::FunctionRef<bool()> has_credits,
+                                              const char* what);
+  [[nodiscard]] absl::Status send_echo(node_id issuer, std::uint32_t sequence,
+                                       std::uint64_t pulse);
 
   node_id self_;
   nicfw::engine& nic_;
@@ -172,6 +187,7 @@ class shared_memory_manager final : public execution_sink {
   std::vector<std::pair<std::uint64_t, std::uint32_t>> due_pulses_;  // EOPs seen, not run
   absl::flat_hash_map<std::uint32_t, message_handler> handlers_;
   receive_queue queue_;
+  echo_checker echoes_;
   std::function<void(node_id, std::span<const std::byte>)> on_plain_;
   std::vector<trace_event> trace_;
   std::uint64_t executed_pulse_ = 0;
