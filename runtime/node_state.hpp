@@ -32,6 +32,8 @@ class node_state {
   [[nodiscard]] std::size_t max_message_size() const;
   [[nodiscard]] runtime::bootstrap& boot() { return *boot_; }
   [[nodiscard]] runtime::shared_memory_manager& smm() { return smm_; }
+  [[nodiscard]] nicfw::engine& nic() { return *nic_; }
+  [[nodiscard]] std::size_t messages_waiting() const { return inbox_.size(); }
 
   // A barrier that keeps this node serving others while it waits, and orders isotach
   // memory: every isochron issued anywhere before it has executed everywhere after it.

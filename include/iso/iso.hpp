@@ -10,5 +10,6 @@
 #include "iso/options.hpp"
 #include "iso/run.hpp"
 #include "iso/shared.hpp"
+#include "iso/status.hpp"
 #include "iso/trace.hpp"
 #include "iso/version.hpp"

@@ -27,6 +27,7 @@
 #include "iso/notice.hpp"
 #include "iso/options.hpp"
 #include "iso/shared.hpp"
+#include "iso/status.hpp"
 #include "iso/trace.hpp"
 
 namespace iso {
@@ -91,6 +92,10 @@ class node {
   // Largest message send() accepts: about 2 MiB (messages larger than one transport packet
   // travel as fragments and arrive whole).
   [[nodiscard]] std::size_t max_message_size() const;
+
+  // A snapshot of this node's messaging layer: logical time, credits, queue depths and
+  // packet counts per peer (iso/status.hpp).
+  [[nodiscard]] node_status status() const;
 
   // The settings this node runs with.
   [[nodiscard]] const iso::options& options() const;

@@ -128,6 +128,7 @@ class shared_memory_manager final : public execution_sink {
 
   [[nodiscard]] const std::vector<trace_event>& trace() const { return trace_; }
   [[nodiscard]] std::uint64_t executed_pulse() const { return executed_pulse_; }
+  [[nodiscard]] std::size_t pulses_waiting() const { return buckets_.size(); }
 
   // execution_sink
   void read_result(node_id reader, std::uint32_t slot, std::uint32_t first,
