@@ -31,6 +31,7 @@ class faulty_transport final : public transport {
       if (!held_.empty()) return absl::UnavailableError("the held-back packet goes first");
       return inner_->send(destination, pieces);
     }
+    if (size_of(pieces) < plan_.min_bytes) return inner_->send(destination, pieces);
     if (sent_ != plan_.packet) {
       absl::Status s = inner_->send(destination, pieces);
       if (s.ok()) ++sent_;
@@ -61,6 +62,11 @@ class faulty_transport final : public transport {
   void release_held(node_id, std::uint64_t) override {}  // packets are the inner transport's
 
  private:
+  static std::size_t size_of(std::span<const byte_span> pieces) {
+    std::size_t n = 0;
+    for (const byte_span& p : pieces) n += p.size();
+    return n;
+  }
   static std::vector<std::byte> gather(std::span<const byte_span> pieces) {
     std::vector<std::byte> out;
     for (const byte_span& p : pieces) out.insert(out.end(), p.begin(), p.end());
@@ -89,11 +95,12 @@ absl::StatusOr<fault_plan> parse_fault_plan(const std::string& text) {
   const std::vector<std::string> parts = absl::StrSplit(text, ':');
   fault_plan plan;
   std::uint64_t destination = 0;
-  if (parts.size() != 3 || !absl::SimpleAtoi(parts[1], &destination) ||
+  if ((parts.size() != 3 && parts.size() != 4) || !absl::SimpleAtoi(parts[1], &destination) ||
+      (parts.size() == 4 && !absl::SimpleAtoi(parts[3], &plan.min_bytes)) ||
       !absl::SimpleAtoi(parts[2], &plan.packet) || destination > 0xffffffffu ||
       (parts[0] != "reorder" && parts[0] != "corrupt")) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "fault plan '%s': expected reorder:DEST:N or corrupt:DEST:N", text));
+        "fault plan '%s': expected reorder:DEST:N[:BYTES] or corrupt:DEST:N[:BYTES]", text));
   }
   plan.what = parts[0] == "reorder" ? fault_plan::kind::reorder : fault_plan::kind::corrupt;
   plan.destination = static_cast<node_id>(destination);

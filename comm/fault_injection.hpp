@@ -5,6 +5,8 @@
 //   reorder:D:N   the N-th packet (from 0) this node sends to node D goes out after the
 //                 packet that follows it
 //   corrupt:D:N   the last byte of the N-th packet this node sends to node D is flipped
+// An optional fourth field, :B, counts only packets of at least B bytes (to aim at data
+// packets rather than tokens).
 //
 //   absl::StatusOr<fault_plan> plan = parse_fault_plan("corrupt:1:40");
 //   std::unique_ptr<transport> t = with_faults(std::move(inner), *plan);
@@ -22,6 +24,7 @@ struct fault_plan {
   enum class kind { reorder, corrupt } what = kind::corrupt;
   node_id destination = 0;
   std::uint64_t packet = 0;
+  std::uint64_t min_bytes = 0;
 };
 
 // InvalidArgument naming what is wrong with `text`.

@@ -11,6 +11,8 @@ namespace iso::nicfw {
 std::uint32_t checksum(std::span<const comm::byte_span> pieces) {
   uLong crc = crc32(0L, Z_NULL, 0);
   for (const comm::byte_span& piece : pieces) {
+    // zlib restarts on a null buffer, which an empty span may have.
+    if (piece.empty()) continue;
     // zlib takes lengths as uInt; pieces are at most a transport packet, far below 4 GiB.
     crc = crc32(crc, reinterpret_cast<const Bytef*>(piece.data()),
                 static_cast<uInt>(piece.size()));
@@ -34,14 +36,17 @@ void outbound::queue(comm::node_id destination, std::vector<std::byte> packet) {
 
 absl::Status outbound::send(comm::node_id destination, std::span<const comm::byte_span> pieces) {
   if (destination >= backlog_.size()) return transport_.send(destination, pieces);  // the error
-  ISO_DCHECK(!pieces.empty() && pieces[0].size() == sizeof(packet_header))
+  ISO_CHECK(!pieces.empty() && pieces[0].size() >= sizeof(packet_header))
       << "a packet starts with its header";
   packet_header header;
   std::memcpy(&header, pieces[0].data(), sizeof(header));
+  // The header is replaced by a stamped copy; what follows it in the first piece stays.
+  scratch_.clear();
+  scratch_.push_back(std::as_bytes(std::span(&header, 1)));
+  if (pieces[0].size() > sizeof(header)) scratch_.push_back(pieces[0].subspan(sizeof(header)));
+  scratch_.insert(scratch_.end(), pieces.begin() + 1, pieces.end());
   header.sequence = next_sequence_[destination]++;
-  header.checksum = paranoid_ ? checksum(pieces.subspan(1)) : 0;
-  scratch_.assign(pieces.begin(), pieces.end());
-  scratch_[0] = std::as_bytes(std::span(&header, 1));
+  header.checksum = paranoid_ ? checksum(std::span(scratch_).subspan(1)) : 0;
   sent_.add(destination, header.type);
 
   if (destination == transport_.self()) {

@@ -55,7 +55,7 @@ class outbound {
     return packet;
   }
 
-  // Sends (or queues) the packet made of `pieces`, the first of which is its
+  // Sends (or queues) the packet made of `pieces`, the first of which starts with its
   // packet_header; the bytes are copied if queued. Errors other than back-pressure (an
   // unknown node, an oversize packet) are returned.
   [[nodiscard]] absl::Status send(comm::node_id destination, std::span<const comm::byte_span> pieces);
