@@ -1,0 +1,186 @@
+// mbm-bench: the Ironman messaging layer's table (its latency.c, thru.c, isolatency.c and
+// isothru.c), non-isotach against isotach messages between 2 processes, for 64, 128, 256,
+// 512 and 1024-byte payloads:
+//   latency     ping-pong: node 1 sends, node 0 answers; one-way latency is half the round
+//               trip. Isotach messages are singleton isochrons (one queued message each),
+//               received with iso_receive(); plain ones with send()/receive(). Every
+//               received message is copied into a user buffer, as Ironman's tests did.
+//   throughput  node 1 streams 4,000,000 bytes of messages to node 0, which copies each;
+//               MB/s at the receiver, from the node barrier that starts the run to the
+//               last copy.
+// The goal Ironman set (and missed at small sizes): isotach latency at most 2x non-isotach,
+// and isotach throughput at least half of non-isotach, at every size.
+//
+//   build/bin/mbm-bench                 # drives: isorun -n 2, 3 rounds x 3 repetitions
+//   build/bin/mbm-bench --quick         # fewer messages (for tests)
+//   build/bin/mbm-bench --nic thread    # the NIC placement (thread|inline|auto; default auto)
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "iso/iso.hpp"
+#include "tools/bench/bench_driver.hpp"
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+constexpr int kSizes[] = {64, 128, 256, 512, 1024};
+constexpr std::size_t kStreamBytes = 4'000'000;
+
+double micros(clock_type::duration d) {
+  return std::chrono::duration<double, std::micro>(d).count();
+}
+
+// One model of messaging: how to send one message and how to receive one (into `into`).
+struct model {
+  const char* name;
+  void (*send)(iso::node&, iso::node_id, std::span<const std::byte>);
+  std::size_t (*receive)(iso::node&, std::vector<std::byte>& into);
+};
+
+void send_plain(iso::node& node, iso::node_id to, std::span<const std::byte> bytes) {
+  node.send(to, bytes);
+}
+std::size_t receive_plain(iso::node& node, std::vector<std::byte>& into) {
+  const iso::message m = node.receive();
+  std::memcpy(into.data(), m.bytes().data(), m.bytes().size());
+  return m.bytes().size();
+}
+void send_isotach(iso::node& node, iso::node_id to, std::span<const std::byte> bytes) {
+  iso::isochron iso(node);
+  iso.send(to, bytes);
+}
+std::size_t receive_isotach(iso::node& node, std::vector<std::byte>& into) {
+  const iso::notice n = node.iso_receive();
+  if (n.what != iso::notice::kind::message) {
+    throw iso::error(iso::error_code::internal, "mbm-bench: a notice that is not a message");
+  }
+  std::memcpy(into.data(), n.bytes.data(), n.bytes.size());
+  return n.bytes.size();
+}
+
+constexpr model kModels[] = {{"noniso", send_plain, receive_plain},
+                             {"iso", send_isotach, receive_isotach}};
+
+// Node 1's view: one-way latency in microseconds over `round_trips` ping-pongs.
+double latency(iso::node& node, const model& m, int size, int round_trips) {
+  std::vector<std::byte> out(static_cast<std::size_t>(size), std::byte{0x5a});
+  std::vector<std::byte> in(static_cast<std::size_t>(size));
+  node.barrier();
+  const auto start = clock_type::now();
+  for (int i = 0; i < round_trips; ++i) {
+    if (node.id() == 1) {
+      m.send(node, 0, out);
+      if (m.receive(node, in) != out.size()) throw iso::error(iso::error_code::data_loss, "size");
+    } else {
+      if (m.receive(node, in) != out.size()) throw iso::error(iso::error_code::data_loss, "size");
+      m.send(node, 1, in);
+    }
+  }
+  const auto end = clock_type::now();
+  return micros(end - start) / (2.0 * round_trips);
+}
+
+// Node 0's view: MB/s of a one-way stream of `bytes` in messages of `size`.
+double throughput(iso::node& node, const model& m, int size, std::size_t bytes) {
+  const std::size_t count = bytes / static_cast<std::size_t>(size);
+  std::vector<std::byte> buffer(static_cast<std::size_t>(size), std::byte{0x33});
+  node.barrier();
+  double mbps = 0;
+  if (node.id() == 1) {
+    for (std::size_t i = 0; i < count; ++i) m.send(node, 0, buffer);
+  } else {
+    // From the barrier, not from the first message: isotach messages arrive a pulse at a
+    // time, so a clock started by the first could miss most of the stream.
+    const auto start = clock_type::now();
+    std::size_t received = 0;
+    for (std::size_t i = 0; i < count; ++i) received += m.receive(node, buffer);
+    const auto end = clock_type::now();
+    mbps = static_cast<double>(received) / micros(end - start);
+  }
+  node.barrier();
+  return mbps;
+}
+
+void worker(iso::node& node, int repetitions, int round_trips, std::size_t stream_bytes) {
+  if (node.count() != 2) throw iso::error(iso::error_code::invalid_argument, "needs 2 nodes");
+  // Warm-up: page in queues and buffers along both paths, at every size.
+  for (const model& m : kModels) {
+    for (int size : kSizes) (void)latency(node, m, size, round_trips / 10 + 1);
+  }
+  for (int rep = 0; rep < repetitions; ++rep) {
+    for (int size : kSizes) {
+      // The models alternate within a size, so drift on a noisy machine hits both alike.
+      for (const model& m : kModels) {
+        const double us = latency(node, m, size, round_trips);
+        if (node.id() == 1) std::printf("%s_lat_us %d %.4f\n", m.name, size, us);
+        const double mbps = throughput(node, m, size, stream_bytes);
+        if (node.id() == 0) std::printf("%s_thru_mbs %d %.2f\n", m.name, size, mbps);
+      }
+      std::fflush(stdout);
+    }
+  }
+  node.barrier();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::optional<iso::bench::bench_args> parsed =
+      iso::bench::parse_bench_args(argc, argv, "mbm-bench", false);
+  if (!parsed) return 2;
+  const iso::bench::bench_args& cfg = *parsed;
+  iso::options opts;
+  opts.nic = cfg.placement;
+  const int repetitions = cfg.quick ? 1 : 3;
+  const int round_trips = cfg.quick ? 200 : 2000;
+  const std::size_t stream_bytes = cfg.quick ? kStreamBytes / 20 : kStreamBytes;
+  if (cfg.as_worker) {
+    return iso::run(argc, argv, opts, [&](iso::node& node) {
+      worker(node, repetitions, round_trips, stream_bytes);
+    });
+  }
+
+  const std::string bin = iso::bench::program_directory();
+  const std::string nic = cfg.nic.empty() ? "auto" : cfg.nic;
+  const std::string flags = absl::StrFormat("%s --nic %s", cfg.quick ? " --quick" : "", nic);
+  const std::vector<std::string> indexed = {"noniso_lat_us", "iso_lat_us", "noniso_thru_mbs",
+                                            "iso_thru_mbs"};
+  const int rounds = cfg.quick ? 1 : 3;
+  std::printf(
+      "mbm-bench: isotach against non-isotach messages, 2 processes (shm), nic %s,\n"
+      "%d round trips per latency figure, %zu bytes per stream, %d rounds x %d repetitions\n",
+      nic.c_str(), round_trips, stream_bytes, rounds, repetitions);
+  std::fflush(stdout);
+  iso::bench::sample_table samples;
+  for (int round = 0; round < rounds; ++round) {
+    if (!iso::bench::collect_indexed(
+            absl::StrFormat("'%s/isorun' -n 2 -- '%s/mbm-bench' --worker%s", bin, bin, flags),
+            indexed, samples)) {
+      std::fprintf(stderr, "mbm-bench: the measurement failed\n");
+      return 1;
+    }
+  }
+  using iso::bench::indexed_key;
+  using iso::bench::summarize;
+  std::printf("\none-way latency, microseconds: median [min-max] (goal: ratio at most 2)\n");
+  iso::bench::print_header("isotach", "non-isotach");
+  for (int size : kSizes) {
+    iso::bench::print_row(absl::StrFormat("%d B", size),
+                          summarize(samples[indexed_key("iso_lat_us", size)]),
+                          summarize(samples[indexed_key("noniso_lat_us", size)]));
+  }
+  std::printf("\nstreaming throughput, MB/s at the receiver (goal: ratio at least 0.5)\n");
+  iso::bench::print_header("isotach", "non-isotach");
+  for (int size : kSizes) {
+    iso::bench::print_row(absl::StrFormat("%d B", size),
+                          summarize(samples[indexed_key("iso_thru_mbs", size)]),
+                          summarize(samples[indexed_key("noniso_thru_mbs", size)]));
+  }
+  return 0;
+}
