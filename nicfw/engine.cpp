@@ -257,9 +257,8 @@ absl::Status engine::run_loopback(bool& did_work) {
 absl::Status engine::handle_packet(comm::node_id source, comm::byte_span bytes) {
   packet_header header;
   if (!read_at(bytes, 0, header)) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("packet of %u bytes from node %u is shorter than a header", bytes.size(),
-                        source));
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "packet of %u bytes from node %u is shorter than a header", bytes.size(), source));
   }
   comm::byte_span body = bytes.subspan(sizeof(header));
   if (options_.paranoid) {
@@ -277,8 +276,11 @@ absl::Status engine::handle_packet(comm::node_id source, comm::byte_span bytes) 
       if (absl::Status s = siu_.on_iso_data(source, header.stamp); !s.ok()) return s;
       comm::byte_span whole;
       if (!reassemble(source, header, body, whole)) return absl::OkStatus();
-      deliver({.kind = delivery_kind::iso_data, .source = source, .sequence = header.a,
-               .stamp = header.stamp, .payload = whole});
+      deliver({.kind = delivery_kind::iso_data,
+               .source = source,
+               .sequence = header.a,
+               .stamp = header.stamp,
+               .payload = whole});
       reassembly_[source].clear();
       ++delivered_per_pulse_[header.stamp];
       return absl::OkStatus();
@@ -301,9 +303,9 @@ absl::Status engine::handle_packet(comm::node_id source, comm::byte_span bytes) 
     case packet_type::unpark: {
       token_manager* tm = tm_for(header.to_switch);
       if (tm == nullptr) {
-        return absl::InvalidArgumentError(absl::StrFormat(
-            "unpark from node %u for switch %u, whose TM is not on node %u", source,
-            header.to_switch, self_));
+        return absl::InvalidArgumentError(
+            absl::StrFormat("unpark from node %u for switch %u, whose TM is not on node %u", source,
+                            header.to_switch, self_));
       }
       return tm->on_unpark(source);
     }
@@ -311,8 +313,7 @@ absl::Status engine::handle_packet(comm::node_id source, comm::byte_span bytes) 
       const std::uint32_t my_switch = topo_->switch_of(self_);
       if (header.a != my_switch || source != topo_->switches()[my_switch].tm_host) {
         return absl::InvalidArgumentError(absl::StrFormat(
-            "unparked from node %u for switch %u, which is not this node's TM", source,
-            header.a));
+            "unparked from node %u for switch %u, which is not this node's TM", source, header.a));
       }
       siu_.on_unparked(header.stamp);
       return absl::OkStatus();
@@ -320,9 +321,9 @@ absl::Status engine::handle_packet(comm::node_id source, comm::byte_span bytes) 
     case packet_type::credit: {
       credit_info info;
       if (body.size() != sizeof(info) || !read_at(body, 0, info)) {
-        return absl::InvalidArgumentError(absl::StrFormat(
-            "credit packet from node %u has %u bytes of body, not %u", source, body.size(),
-            sizeof(info)));
+        return absl::InvalidArgumentError(
+            absl::StrFormat("credit packet from node %u has %u bytes of body, not %u", source,
+                            body.size(), sizeof(info)));
       }
       credits_.nic_grant(source, info);
       return absl::OkStatus();
@@ -337,16 +338,16 @@ absl::Status engine::handle_packet(comm::node_id source, comm::byte_span bytes) 
       }
       token_manager* tm = tm_for(header.to_switch);
       if (tm == nullptr) {
-        return absl::InvalidArgumentError(absl::StrFormat(
-            "demand from node %u for switch %u, whose TM is not on node %u", source,
-            header.to_switch, self_));
+        return absl::InvalidArgumentError(
+            absl::StrFormat("demand from node %u for switch %u, whose TM is not on node %u", source,
+                            header.to_switch, self_));
       }
       return header.a == kNoSwitch ? tm->on_siu_demand(source, header.stamp)
                                    : tm->on_link_demand(header.a, header.stamp);
     }
   }
-  return absl::InvalidArgumentError(absl::StrFormat(
-      "packet of unknown type %u from node %u", static_cast<unsigned>(header.type), source));
+  return absl::InvalidArgumentError(absl::StrFormat("packet of unknown type %u from node %u",
+                                                    static_cast<unsigned>(header.type), source));
 }
 
 absl::Status engine::check_packet(comm::node_id source, const packet_header& header,
@@ -374,9 +375,9 @@ absl::StatusOr<comm::byte_span> engine::take_credits(comm::node_id source,
                                                      comm::byte_span body) {
   credit_info info;
   if (!read_at(body, 0, info)) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s packet from node %u is too short for its credits (%u bytes)",
-        packet_type_name(header.type), source, body.size()));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s packet from node %u is too short for its credits (%u bytes)",
+                        packet_type_name(header.type), source, body.size()));
   }
   credits_.nic_grant(source, info);
   return body.subspan(sizeof(info));
@@ -428,9 +429,9 @@ absl::Status engine::handle_token(const packet_header& header, comm::node_id sou
     }
     for (const count_entry& e : counts) {
       if (e.destination != self_ || e.source >= topo_->nodes()) {
-        return absl::InvalidArgumentError(absl::StrFormat(
-            "TM token from node %u counts pair %u->%u at node %u", source, e.source,
-            e.destination, self_));
+        return absl::InvalidArgumentError(
+            absl::StrFormat("TM token from node %u counts pair %u->%u at node %u", source, e.source,
+                            e.destination, self_));
       }
     }
     siu_.on_tm_token(header.stamp, tb.want, counts);
@@ -438,9 +439,9 @@ absl::Status engine::handle_token(const packet_header& header, comm::node_id sou
   }
   token_manager* tm = tm_for(header.to_switch);
   if (tm == nullptr) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "token from node %u for switch %u, whose TM is not on node %u", source, header.to_switch,
-        self_));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("token from node %u for switch %u, whose TM is not on node %u", source,
+                        header.to_switch, self_));
   }
   if (header.type == packet_type::siu_token) {
     return tm->on_siu_token(source, header.stamp, tb.want, counts);

@@ -70,7 +70,8 @@ bool host_channel::host_submit_isochron(std::uint32_t sequence, std::uint32_t de
   scratch_pieces_.push_back(std::as_bytes(std::span(&header, 1)));
   std::size_t total = sizeof(header);
   for (std::size_t i = 0; i < parts.size(); ++i) {
-    const part_header ph{parts[i].destination, static_cast<std::uint32_t>(parts[i].operations.size())};
+    const part_header ph{parts[i].destination,
+                         static_cast<std::uint32_t>(parts[i].operations.size())};
     std::byte* slot = scratch_headers_.data() + i * sizeof(part_header);
     std::memcpy(slot, &ph, sizeof(ph));
     scratch_pieces_.push_back({slot, sizeof(ph)});
@@ -84,8 +85,8 @@ bool host_channel::host_submit_isochron(std::uint32_t sequence, std::uint32_t de
 }
 
 bool host_channel::host_send_direct(node_id destination, std::span<const byte_span> pieces) {
-  const submit_header header{.kind = 2, .sequence_or_destination = destination, .delta = 0,
-                             .parts = 0};
+  const submit_header header{
+      .kind = 2, .sequence_or_destination = destination, .delta = 0, .parts = 0};
   scratch_pieces_.clear();
   scratch_pieces_.push_back(std::as_bytes(std::span(&header, 1)));
   std::size_t total = sizeof(header);
@@ -132,12 +133,11 @@ void host_channel::nic_finish_submission(const submission& s) {
 }
 
 bool host_channel::nic_deliver(const delivery& d) {
-  const delivery_header header{
-      .kind = static_cast<std::uint8_t>(d.kind),
-      .source = d.source,
-      .stamp = d.stamp,
-      .count = d.count,
-      .sequence = d.sequence};
+  const delivery_header header{.kind = static_cast<std::uint8_t>(d.kind),
+                               .source = d.source,
+                               .stamp = d.stamp,
+                               .count = d.count,
+                               .sequence = d.sequence};
   const byte_span pieces[2] = {std::as_bytes(std::span(&header, 1)), d.payload};
   return to_host_producer_.try_push(pieces, sizeof(header) + d.payload.size());
 }

@@ -43,7 +43,7 @@ enum class delivery_kind : std::uint8_t {
 
 struct delivery {
   delivery_kind kind;
-  node_id source = 0;        // iso_data, direct
+  node_id source = 0;          // iso_data, direct
   std::uint32_t sequence = 0;  // marker; iso_data: the sender's isochron number
   std::uint32_t count = 0;     // eop
   std::uint64_t stamp = 0;     // iso_data, marker, eop
@@ -53,8 +53,8 @@ struct delivery {
 // A submission the NIC reads from the send queue.
 struct submission {
   enum class kind_t : std::uint8_t { isochron = 1, direct = 2 } kind;
-  std::uint32_t sequence = 0;  // isochron
-  std::uint32_t delta = 0;     // isochron: largest logical distance among its destinations
+  std::uint32_t sequence = 0;        // isochron
+  std::uint32_t delta = 0;           // isochron: largest logical distance among its destinations
   std::vector<isochron_part> parts;  // views into the queue, valid until nic_finish_submission
   std::uint64_t end = 0;             // ring position to release
 };

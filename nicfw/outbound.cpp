@@ -14,8 +14,7 @@ std::uint32_t checksum(std::span<const comm::byte_span> pieces) {
     // zlib restarts on a null buffer, which an empty span may have.
     if (piece.empty()) continue;
     // zlib takes lengths as uInt; pieces are at most a transport packet, far below 4 GiB.
-    crc = crc32(crc, reinterpret_cast<const Bytef*>(piece.data()),
-                static_cast<uInt>(piece.size()));
+    crc = crc32(crc, reinterpret_cast<const Bytef*>(piece.data()), static_cast<uInt>(piece.size()));
   }
   return static_cast<std::uint32_t>(crc);
 }
@@ -51,7 +50,8 @@ absl::Status outbound::send(comm::node_id destination, std::span<const comm::byt
 
   if (destination == transport_.self()) {
     std::vector<std::byte>& copy = loopback_.emplace_back();
-    for (const comm::byte_span& piece : scratch_) copy.insert(copy.end(), piece.begin(), piece.end());
+    for (const comm::byte_span& piece : scratch_)
+      copy.insert(copy.end(), piece.begin(), piece.end());
     return absl::OkStatus();
   }
   if (backlog_[destination].empty()) {

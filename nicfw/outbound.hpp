@@ -58,7 +58,8 @@ class outbound {
   // Sends (or queues) the packet made of `pieces`, the first of which starts with its
   // packet_header; the bytes are copied if queued. Errors other than back-pressure (an
   // unknown node, an oversize packet) are returned.
-  [[nodiscard]] absl::Status send(comm::node_id destination, std::span<const comm::byte_span> pieces);
+  [[nodiscard]] absl::Status send(comm::node_id destination,
+                                  std::span<const comm::byte_span> pieces);
 
   // Retries queued packets; returns how many left the backlog.
   [[nodiscard]] absl::Status flush(std::size_t& sent);

@@ -50,17 +50,28 @@ enum class packet_type : std::uint8_t {
 // A readable name for error messages.
 constexpr const char* packet_type_name(packet_type t) {
   switch (t) {
-    case packet_type::iso_data: return "iso_data";
-    case packet_type::direct: return "direct";
-    case packet_type::siu_token: return "siu_token";
-    case packet_type::tm_token: return "tm_token";
-    case packet_type::link_token: return "link_token";
-    case packet_type::demand: return "demand";
-    case packet_type::park: return "park";
-    case packet_type::unpark: return "unpark";
-    case packet_type::unparked: return "unparked";
-    case packet_type::credit: return "credit";
-    case packet_type::credit_request: return "credit_request";
+    case packet_type::iso_data:
+      return "iso_data";
+    case packet_type::direct:
+      return "direct";
+    case packet_type::siu_token:
+      return "siu_token";
+    case packet_type::tm_token:
+      return "tm_token";
+    case packet_type::link_token:
+      return "link_token";
+    case packet_type::demand:
+      return "demand";
+    case packet_type::park:
+      return "park";
+    case packet_type::unpark:
+      return "unpark";
+    case packet_type::unparked:
+      return "unparked";
+    case packet_type::credit:
+      return "credit";
+    case packet_type::credit_request:
+      return "credit_request";
   }
   return "unknown";
 }
@@ -88,8 +99,8 @@ static_assert(sizeof(packet_header) == 24);
 
 // The fixed part of every token's body.
 struct token_body {
-  std::uint64_t want = 0;    // the highest token number the sender knows someone needs
-  std::uint32_t entries = 0; // count entries that follow
+  std::uint64_t want = 0;     // the highest token number the sender knows someone needs
+  std::uint32_t entries = 0;  // count entries that follow
   std::uint32_t reserved = 0;
 };
 static_assert(sizeof(token_body) == 16);

@@ -75,9 +75,12 @@ const std::vector<setting>& settings() {
        },
        [](const options& o) {
          switch (o.nic) {
-           case nic_placement::thread: return std::string("thread");
-           case nic_placement::inline_poll: return std::string("inline");
-           case nic_placement::automatic: break;
+           case nic_placement::thread:
+             return std::string("thread");
+           case nic_placement::inline_poll:
+             return std::string("inline");
+           case nic_placement::automatic:
+             break;
          }
          return std::string("auto");
        }},
@@ -158,9 +161,9 @@ absl::StatusOr<options> apply_environment(const options& requested) {
     }
   }
   if (!std::has_single_bit(out.page_variables) || out.page_variables > (1u << 20)) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "options.page_variables is %u; it must be a power of two from 1 to 1048576",
-        out.page_variables));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("options.page_variables is %u; it must be a power of two from 1 to 1048576",
+                        out.page_variables));
   }
   if (out.credit_window < 4096 || out.credit_window > (std::size_t{1} << 30)) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -191,7 +194,8 @@ namespace iso {
 std::vector<option_description> describe_options(const options& requested) {
   absl::StatusOr<options> effective = runtime::apply_environment(requested);
   std::vector<option_description> out;
-  for (const runtime::config_row& row : runtime::describe(effective.ok() ? *effective : requested)) {
+  for (const runtime::config_row& row :
+       runtime::describe(effective.ok() ? *effective : requested)) {
     out.push_back({row.name, row.unit, row.help, row.value});
   }
   if (!effective.ok()) {

@@ -53,8 +53,6 @@ void isochron::send(node_id to, std::span<const std::byte> payload) {
   detail::throw_if_error(smm_of(node_).queued_message(to, payload));
 }
 
-void isochron::signal(channel_id channel) {
-  detail::throw_if_error(smm_of(node_).signal(channel));
-}
+void isochron::signal(channel_id channel) { detail::throw_if_error(smm_of(node_).signal(channel)); }
 
 }  // namespace iso

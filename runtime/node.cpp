@@ -1,9 +1,8 @@
-#include "runtime/node_state.hpp"
-
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
 #include "base/check.hpp"
 #include "iso/error.hpp"
+#include "runtime/node_state.hpp"
 
 namespace iso {
 
@@ -23,8 +22,8 @@ void throw_status(const absl::Status& status) {
   throw iso::error(static_cast<error_code>(status.code()), std::string(status.message()));
 }
 
-node_state::node_state(std::unique_ptr<runtime::bootstrap> boot,
-                       std::unique_ptr<nicfw::engine> nic, const iso::options& opts)
+node_state::node_state(std::unique_ptr<runtime::bootstrap> boot, std::unique_ptr<nicfw::engine> nic,
+                       const iso::options& opts)
     : boot_(std::move(boot)),
       nic_(std::move(nic)),
       options_(opts),
@@ -76,9 +75,9 @@ absl::Status node_state::rendezvous() {
     }
     if (*passed) return true;
     if (absl::Now() >= deadline) {
-      outcome = absl::DeadlineExceededError(absl::StrFormat(
-          "barrier: not every node arrived within %s",
-          absl::FormatDuration(absl::FromChrono(options_.barrier_timeout))));
+      outcome = absl::DeadlineExceededError(
+          absl::StrFormat("barrier: not every node arrived within %s",
+                          absl::FormatDuration(absl::FromChrono(options_.barrier_timeout))));
       return true;
     }
     return false;
@@ -106,7 +105,8 @@ message node_state::pop_inbox() {
   message out;
   smm_.free_plain(inbox_.front().first, inbox_.front().second.size());
   out.source_ = inbox_.front().first;
-  out.holder_ = std::make_unique<message::holder>(message::holder{std::move(inbox_.front().second)});
+  out.holder_ =
+      std::make_unique<message::holder>(message::holder{std::move(inbox_.front().second)});
   inbox_.pop_front();
   out.bytes_ = out.holder_->bytes;
   return out;
@@ -230,9 +230,9 @@ void node::set_handler(handler_id id,
 
 address node::allocate_raw(std::size_t count, std::size_t width, const placement& where) {
   const std::uint32_t nodes = this->count();
-  absl::StatusOr<std::uint64_t> first = state_->allocate(
-      count, static_cast<std::uint8_t>(width),
-      [&](std::uint64_t page) { return where.copyset(page, nodes); });
+  absl::StatusOr<std::uint64_t> first =
+      state_->allocate(count, static_cast<std::uint8_t>(width),
+                       [&](std::uint64_t page) { return where.copyset(page, nodes); });
   if (!first.ok()) detail::throw_status(first.status());
   return *first;
 }

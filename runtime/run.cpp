@@ -29,9 +29,12 @@ comm::shm_options segment_options(const options& opts) {
 
 nicfw::placement nic_placement_of(const options& opts) {
   switch (opts.nic) {
-    case nic_placement::thread: return nicfw::placement::thread;
-    case nic_placement::inline_poll: return nicfw::placement::inline_poll;
-    case nic_placement::automatic: break;
+    case nic_placement::thread:
+      return nicfw::placement::thread;
+    case nic_placement::inline_poll:
+      return nicfw::placement::inline_poll;
+    case nic_placement::automatic:
+      break;
   }
   return nicfw::placement::automatic;
 }
@@ -129,11 +132,10 @@ std::unique_ptr<node> make_node(const std::shared_ptr<comm::shm_segment>& segmen
   std::unique_ptr<comm::transport> transport = comm::make_shm_transport(segment, rank);
   if (!plan.opts.test_fault.empty()) {
     // Validated by plan_job; the fault is this node's alone (the plan names a destination).
-    transport = comm::with_faults(std::move(transport),
-                                  *comm::parse_fault_plan(plan.opts.test_fault));
+    transport =
+        comm::with_faults(std::move(transport), *comm::parse_fault_plan(plan.opts.test_fault));
   }
-  auto nic =
-      std::make_unique<nicfw::engine>(rank, plan.topo, std::move(transport), nic_options);
+  auto nic = std::make_unique<nicfw::engine>(rank, plan.topo, std::move(transport), nic_options);
   return detail::node_state::make_node(
       std::make_unique<detail::node_state>(std::move(boot), std::move(nic), plan.opts));
 }

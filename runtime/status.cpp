@@ -9,8 +9,7 @@
 namespace iso {
 namespace {
 
-credit_status credits_of(const nicfw::credit_ledger& ledger, node_id peer,
-                         nicfw::credit_class c) {
+credit_status credits_of(const nicfw::credit_ledger& ledger, node_id peer, nicfw::credit_class c) {
   credit_status out;
   out.in_flight = ledger.in_flight(peer, c);
   out.available = out.in_flight >= ledger.window() ? 0 : ledger.window() - out.in_flight;
@@ -25,9 +24,9 @@ packet_tally tally(const std::uint64_t (&by_type)[nicfw::kPacketTypes]) {
   packet_tally out;
   out.isotach = at(packet_type::iso_data);
   out.direct = at(packet_type::direct);
-  for (packet_type t : {packet_type::siu_token, packet_type::tm_token, packet_type::link_token,
-                        packet_type::demand, packet_type::park, packet_type::unpark,
-                        packet_type::unparked}) {
+  for (packet_type t :
+       {packet_type::siu_token, packet_type::tm_token, packet_type::link_token, packet_type::demand,
+        packet_type::park, packet_type::unpark, packet_type::unparked}) {
     out.tokens += at(t);
   }
   out.credits = at(packet_type::credit) + at(packet_type::credit_request);

@@ -28,8 +28,8 @@ struct packet_tally {
 
 struct peer_status {
   std::uint32_t peer = 0;
-  credit_status isotach;        // isochron parts (isotach messages, variable operations)
-  credit_status messages;       // plain messages (node::send)
+  credit_status isotach;         // isochron parts (isotach messages, variable operations)
+  credit_status messages;        // plain messages (node::send)
   std::size_t send_backlog = 0;  // packets waiting for the path to the peer
   packet_tally sent;
   packet_tally received;
@@ -38,15 +38,15 @@ struct peer_status {
 struct node_status {
   std::uint32_t id = 0;
   std::uint32_t nodes = 0;
-  std::uint32_t diameter = 0;           // the topology's largest logical distance
-  std::uint64_t pulse = 0;              // the NIC's current pulse
-  std::uint64_t executed_pulse = 0;     // every pulse up to this has executed here
-  std::uint64_t credit_window = 0;      // options::credit_window
-  std::size_t nic_overflow = 0;         // deliveries waiting in the NIC for host queue room
-  std::size_t notices_waiting = 0;      // in the isotach receive queue
-  std::size_t messages_waiting = 0;     // plain messages not yet received
-  std::size_t pulses_waiting = 0;       // pulses with operations that have not executed yet
-  std::vector<peer_status> peers;       // one per node, this one included
+  std::uint32_t diameter = 0;        // the topology's largest logical distance
+  std::uint64_t pulse = 0;           // the NIC's current pulse
+  std::uint64_t executed_pulse = 0;  // every pulse up to this has executed here
+  std::uint64_t credit_window = 0;   // options::credit_window
+  std::size_t nic_overflow = 0;      // deliveries waiting in the NIC for host queue room
+  std::size_t notices_waiting = 0;   // in the isotach receive queue
+  std::size_t messages_waiting = 0;  // plain messages not yet received
+  std::size_t pulses_waiting = 0;    // pulses with operations that have not executed yet
+  std::vector<peer_status> peers;    // one per node, this one included
 };
 
 }  // namespace iso

@@ -22,8 +22,7 @@ class echo_checker {
   void marker(std::uint32_t sequence, std::uint64_t pulse);
   // Node `from` executed its part at `pulse`. DataLoss naming the isochron, the node and
   // both pulses when they differ, or when no such part is outstanding.
-  [[nodiscard]] absl::Status check(comm::node_id from, std::uint32_t sequence,
-                                   std::uint64_t pulse);
+  [[nodiscard]] absl::Status check(comm::node_id from, std::uint32_t sequence, std::uint64_t pulse);
   [[nodiscard]] std::size_t outstanding() const { return pending_.size(); }
 
  private:

@@ -22,8 +22,8 @@ class isochron_builder {
   [[nodiscard]] bool open() const { return open_; }
 
   // Checks the range first (OutOfRange: outside memory; InvalidArgument: wrong width;
-  // ResourceExhausted: more than 65535 operations), so a rejected operation adds nothing. `values` is empty for read and sched; for a read,
-  // `slot` names where results go.
+  // ResourceExhausted: more than 65535 operations), so a rejected operation adds nothing. `values`
+  // is empty for read and sched; for a read, `slot` names where results go.
   [[nodiscard]] absl::Status add(op_code code, std::uint8_t width, std::uint64_t address,
                                  std::uint32_t count, std::span<const std::uint64_t> values,
                                  std::uint32_t slot);
@@ -51,7 +51,7 @@ class isochron_builder {
   node_id self_;
   const page_table& pages_;
   std::vector<byte_buffer> streams_;  // by node; self's is the local part
-  std::vector<node_id> touched_;                 // remote nodes with a stream, ascending
+  std::vector<node_id> touched_;      // remote nodes with a stream, ascending
   std::vector<bool> is_touched_;
   std::uint64_t local_ops_ = 0;
   std::uint32_t delta_ = 0;

@@ -25,21 +25,20 @@ void local_memory::grow() {
   }
 }
 
-absl::StatusOr<local_memory::variable*> local_memory::locate(node_id source,
-                                                             std::uint64_t address,
+absl::StatusOr<local_memory::variable*> local_memory::locate(node_id source, std::uint64_t address,
                                                              std::uint8_t width) {
   const page_info* page = pages_.lookup(address);
   if (page == nullptr) return pages_.find(address).status();  // builds the message
   const page_info& info = *page;
   if (!info.local()) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "node %u sent an operation on address %u, of which this node holds no copy", source,
-        address));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("node %u sent an operation on address %u, of which this node holds no copy",
+                        source, address));
   }
   if (info.width != width) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "node %u sent a %u-byte operation on address %u, a %u-byte variable", source, width,
-        address, info.width));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("node %u sent a %u-byte operation on address %u, a %u-byte variable",
+                        source, width, address, info.width));
   }
   return &copies_[info.local_index][pages_.offset_in_page(address)];
 }
@@ -55,14 +54,14 @@ absl::Status local_memory::execute(node_id source, const exec_position& at,
     if (op.code == op_code::message) {
       std::span<const std::byte> payload;
       if (!in.get_bytes(op.count, payload)) return malformed(source, "truncated message");
-      if (absl::Status s = sink.run_handler(source, static_cast<std::uint32_t>(op.address), payload);
+      if (absl::Status s =
+              sink.run_handler(source, static_cast<std::uint32_t>(op.address), payload);
           !s.ok()) {
         return s;
       }
       continue;
     }
-    if (op.code == op_code::queued || op.code == op_code::signal ||
-        op.code == op_code::barrier) {
+    if (op.code == op_code::queued || op.code == op_code::signal || op.code == op_code::barrier) {
       std::span<const std::byte> payload;
       std::uint64_t instance = 0;
       if (op.code == op_code::queued && !in.get_bytes(op.count, payload)) {

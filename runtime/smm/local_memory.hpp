@@ -36,7 +36,7 @@ class execution_sink {
                            std::span<const std::uint64_t> values) = 0;
   // An isochronous message for handler `handler`.
   [[nodiscard]] virtual absl::Status run_handler(node_id source, std::uint32_t handler,
-                                             std::span<const std::byte> payload) = 0;
+                                                 std::span<const std::byte> payload) = 0;
   // A message for the receive queue, a signal or a barrier arrival (`instance`).
   [[nodiscard]] virtual absl::Status group_op(node_id source, const op_header& op,
                                               std::span<const std::byte> payload,

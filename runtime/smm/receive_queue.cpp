@@ -13,9 +13,7 @@ absl::Status check_channel(channel_id channel) {
       absl::StrFormat("channel %u does not exist: channels are 0..%u", channel, kChannels - 1));
 }
 
-const char* mode_name(barrier_mode mode) {
-  return mode == barrier_mode::weak ? "weak" : "strong";
-}
+const char* mode_name(barrier_mode mode) { return mode == barrier_mode::weak ? "weak" : "strong"; }
 
 }  // namespace
 
@@ -51,8 +49,8 @@ void receive_queue::message(std::uint32_t source, std::span<const std::byte> pay
 
 absl::Status receive_queue::signal(std::uint32_t source, channel_id channel) {
   if (absl::Status s = check_channel(channel); !s.ok()) {
-    return absl::InvalidArgumentError(absl::StrFormat("signal from node %u: %s", source,
-                                                      s.message()));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("signal from node %u: %s", source, s.message()));
   }
   ++signals_[channel];
   return absl::OkStatus();
@@ -65,9 +63,9 @@ absl::Status receive_queue::arrival(std::uint32_t source, channel_id channel, ba
         absl::StrFormat("barrier arrival from node %u: %s", source, s.message()));
   }
   if (mode != barrier_mode::weak && mode != barrier_mode::strong) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "barrier arrival from node %u names mode %u, which does not exist", source,
-        static_cast<unsigned>(mode)));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("barrier arrival from node %u names mode %u, which does not exist", source,
+                        static_cast<unsigned>(mode)));
   }
   barrier_state& b = barriers_[channel];
   if (instance != completed_[channel]) {
@@ -80,9 +78,9 @@ absl::Status receive_queue::arrival(std::uint32_t source, channel_id channel, ba
         "node %u arrived twice at barrier %u on channel %u", source, instance, channel));
   }
   if (b.arrived != 0 && b.mode != mode) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "barrier %u on channel %u: node %u arrived %s, others %s", instance, channel, source,
-        mode_name(mode), mode_name(b.mode)));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("barrier %u on channel %u: node %u arrived %s, others %s", instance,
+                        channel, source, mode_name(mode), mode_name(b.mode)));
   }
   b.mode = mode;
   b.from[source] = true;

@@ -39,8 +39,8 @@ class receive_queue {
   [[nodiscard]] absl::Status signal(std::uint32_t source, channel_id channel);
   // InvalidArgument when the arrival contradicts the others (another mode, another
   // instance, a second arrival from one node, a bad channel): the peer is broken.
-  [[nodiscard]] absl::Status arrival(std::uint32_t source, channel_id channel,
-                                     barrier_mode mode, std::uint64_t instance);
+  [[nodiscard]] absl::Status arrival(std::uint32_t source, channel_id channel, barrier_mode mode,
+                                     std::uint64_t instance);
   void end_batch();
 
   [[nodiscard]] bool empty() const { return queue_.empty(); }

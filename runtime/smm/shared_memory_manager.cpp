@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <thread>
 
-#include "absl/strings/str_format.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "base/check.hpp"
 
 namespace iso::runtime {
@@ -107,8 +107,7 @@ absl::Status shared_memory_manager::sched(std::uint8_t width, std::uint64_t addr
   if (absl::Status s = check_open("sched"); !s.ok()) return s;
   if (outstanding_scheds_.contains(address)) {
     return absl::FailedPreconditionError(absl::StrFormat(
-        "node %u already has an outstanding sched on address %u; assign it first", self_,
-        address));
+        "node %u already has an outstanding sched on address %u; assign it first", self_, address));
   }
   if (absl::Status s = builder_.add(op_code::sched, width, address, 1, {}, 0); !s.ok()) return s;
   outstanding_scheds_.insert(address);
@@ -142,8 +141,7 @@ absl::Status shared_memory_manager::message(node_id to, std::uint32_t handler,
   return builder_.add_message(to, op_code::message, handler, payload);
 }
 
-absl::Status shared_memory_manager::queued_message(node_id to,
-                                                   std::span<const std::byte> payload) {
+absl::Status shared_memory_manager::queued_message(node_id to, std::span<const std::byte> payload) {
   if (absl::Status s = check_open("message"); !s.ok()) return s;
   return builder_.add_message(to, op_code::queued, 0, payload);
 }
@@ -151,8 +149,8 @@ absl::Status shared_memory_manager::queued_message(node_id to,
 absl::Status shared_memory_manager::signal(channel_id channel) {
   if (absl::Status s = check_open("signal"); !s.ok()) return s;
   if (channel >= kChannels) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "signal on channel %u: channels are 0..%u", channel, kChannels - 1));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("signal on channel %u: channels are 0..%u", channel, kChannels - 1));
   }
   return builder_.add_group(op_code::signal, channel, 0, 0);
 }
@@ -213,9 +211,9 @@ absl::Status shared_memory_manager::end() {
   for (node_id n : remote) parts.push_back({n, builder_.stream(n)});
   const std::uint32_t sequence = next_sequence_++;
   if (builder_.total_bytes() + 64 * parts.size() > nic_.channel().max_record()) {
-    return absl::ResourceExhaustedError(absl::StrFormat(
-        "isochron of %u bytes exceeds the NIC queue's limit of %u", builder_.total_bytes(),
-        nic_.channel().max_record()));
+    return absl::ResourceExhaustedError(
+        absl::StrFormat("isochron of %u bytes exceeds the NIC queue's limit of %u",
+                        builder_.total_bytes(), nic_.channel().max_record()));
   }
   // Flow control: every destination must have room for its part before the NIC stamps the
   // isochron (a stamped packet that could not leave would hold up its pulse everywhere).
@@ -236,8 +234,7 @@ absl::Status shared_memory_manager::end() {
     if (absl::Status s = wait_for_credits(has_credits, "isochron"); !s.ok()) return s;
   }
   for (const nicfw::isochron_part& part : parts) {
-    credits.host_consume(part.destination, nicfw::credit_class::isotach,
-                         part.operations.size());
+    credits.host_consume(part.destination, nicfw::credit_class::isotach, part.operations.size());
   }
   if (options_.paranoid) echoes_.expect(sequence, static_cast<std::uint32_t>(parts.size()));
   hit_.push_back({true, sequence, builder_.rank(), std::move(local)});
@@ -273,13 +270,13 @@ absl::Status shared_memory_manager::send_direct(node_id to,
 
 absl::Status shared_memory_manager::send_plain(node_id to, std::span<const std::byte> bytes) {
   if (to >= nic_.topo().nodes()) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "send to node %u: the job has nodes 0..%u", to, nic_.topo().nodes() - 1));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("send to node %u: the job has nodes 0..%u", to, nic_.topo().nodes() - 1));
   }
   const std::size_t limit = max_message_size();
   if (bytes.size() > limit) {
-    return absl::OutOfRangeError(absl::StrFormat(
-        "message of %u bytes exceeds the maximum of %u", bytes.size(), limit));
+    return absl::OutOfRangeError(
+        absl::StrFormat("message of %u bytes exceeds the maximum of %u", bytes.size(), limit));
   }
   const plain_header header;
   const comm::byte_span pieces[2] = {std::as_bytes(std::span(&header, 1)), bytes};
@@ -347,8 +344,7 @@ void shared_memory_manager::read_result(node_id reader, std::uint32_t slot, std:
   }
   const read_reply_header header{
       .slot = slot, .first = first, .count = static_cast<std::uint32_t>(values.size())};
-  const comm::byte_span pieces[2] = {std::as_bytes(std::span(&header, 1)),
-                                     std::as_bytes(values)};
+  const comm::byte_span pieces[2] = {std::as_bytes(std::span(&header, 1)), std::as_bytes(values)};
   if (absl::Status s = send_direct(reader, pieces); !s.ok() && delivery_error_.ok()) {
     delivery_error_ = s;
   }
@@ -375,8 +371,8 @@ absl::Status shared_memory_manager::run_handler(node_id source, std::uint32_t ha
   return absl::OkStatus();
 }
 
-void shared_memory_manager::executed(const exec_position& at, std::uint32_t op_index,
-                                     op_code code, std::uint64_t address, std::uint64_t value) {
+void shared_memory_manager::executed(const exec_position& at, std::uint32_t op_index, op_code code,
+                                     std::uint64_t address, std::uint64_t value) {
   const std::uint32_t nodes = nic_.topo().nodes();
   trace_.push_back({.pulse = at.pulse,
                     .after_pulse = at.pid >= nodes,

@@ -22,11 +22,11 @@
 #include "absl/status/statusor.h"
 #include "iso/trace.hpp"
 #include "nicfw/engine.hpp"
+#include "runtime/smm/echo_checker.hpp"
 #include "runtime/smm/isochron_builder.hpp"
 #include "runtime/smm/local_memory.hpp"
 #include "runtime/smm/page_table.hpp"
 #include "runtime/smm/read_slots.hpp"
-#include "runtime/smm/echo_checker.hpp"
 #include "runtime/smm/receive_queue.hpp"
 
 namespace iso::runtime {
@@ -64,8 +64,7 @@ class shared_memory_manager final : public execution_sink {
   // FailedPrecondition when this node already has an outstanding sched on the address.
   [[nodiscard]] absl::Status sched(std::uint8_t width, std::uint64_t address);
   // FailedPrecondition when this node has no outstanding sched on the address.
-  [[nodiscard]] absl::Status assign(std::uint8_t width, std::uint64_t address,
-                                    std::uint64_t value);
+  [[nodiscard]] absl::Status assign(std::uint8_t width, std::uint64_t address, std::uint64_t value);
   // NotFound when no handler is registered under `handler` (handlers are registered alike
   // on every node).
   [[nodiscard]] absl::Status message(node_id to, std::uint32_t handler,
@@ -95,9 +94,7 @@ class shared_memory_manager final : public execution_sink {
 
   // The largest message payload (plain, handler-style or queued): what fits one NIC queue
   // record with the headers around it.
-  [[nodiscard]] std::size_t max_message_size() const {
-    return nic_.channel().max_record() - 256;
-  }
+  [[nodiscard]] std::size_t max_message_size() const { return nic_.channel().max_record() - 256; }
 
   // Plain (non-isotach) packets between hosts, FIFO per pair; `on_plain` gets them.
   [[nodiscard]] absl::Status send_plain(node_id to, std::span<const std::byte> bytes);
@@ -146,12 +143,12 @@ class shared_memory_manager final : public execution_sink {
   struct bucket_item {
     node_id source;
     bool own_marker;
-    std::uint32_t sequence;       // the issuer's isochron number
-    std::vector<std::byte> ops;   // remote
+    std::uint32_t sequence;      // the issuer's isochron number
+    std::vector<std::byte> ops;  // remote
   };
   struct local_part {
-    bool net;                  // has a remote part: runs when its marker comes up
-    std::uint32_t sequence;    // net only
+    bool net;                // has a remote part: runs when its marker comes up
+    std::uint32_t sequence;  // net only
     std::uint64_t rank;
     std::vector<std::byte> ops;
   };
@@ -170,8 +167,7 @@ class shared_memory_manager final : public execution_sink {
   // naming the peers that hold this node's credits.
   [[nodiscard]] absl::Status wait_for_credits(absl::FunctionRef<bool()> has_credits,
                                               const char* what);
-  [[nodiscard]] absl::Status send_echo(node_id issuer, std::uint32_t sequence,
-                                       std::uint64_t pulse);
+  [[nodiscard]] absl::Status send_echo(node_id issuer, std::uint32_t sequence, std::uint64_t pulse);
 
   node_id self_;
   nicfw::engine& nic_;

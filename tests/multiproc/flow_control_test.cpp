@@ -202,8 +202,8 @@ TEST(FlowControl, ReceiverThatDoesNotPollForASecond) {
       iso.send(0, m);
       iso.end();
       const iso::node_status st = node.status();
-      most_in_flight = std::max({most_in_flight, st.peers[0].messages.in_flight,
-                                 st.peers[0].isotach.in_flight});
+      most_in_flight =
+          std::max({most_in_flight, st.peers[0].messages.in_flight, st.peers[0].isotach.in_flight});
     }
     EXPECT_LE(most_in_flight, node.status().credit_window);
   }

@@ -141,9 +141,8 @@ int main(int argc, char** argv) {
   const int round_trips = cfg.quick ? 200 : 2000;
   const std::size_t stream_bytes = cfg.quick ? kStreamBytes / 20 : kStreamBytes;
   if (cfg.as_worker) {
-    return iso::run(argc, argv, opts, [&](iso::node& node) {
-      worker(node, repetitions, round_trips, stream_bytes);
-    });
+    return iso::run(argc, argv, opts,
+                    [&](iso::node& node) { worker(node, repetitions, round_trips, stream_bytes); });
   }
 
   const std::string bin = iso::bench::program_directory();

@@ -98,8 +98,8 @@ TEST_P(Group, EveryNodeSeesOneSequenceOfNoticesAtOneLogicalTime) {
       // Every node signals channel 5 in the same round: those coalesce where they meet.
       if (round % 10 == 0) node.signal(5);
       const iso::channel_id channel = round % 2;
-      node.start_barrier(channel, channel == 0 ? iso::barrier_mode::strong
-                                               : iso::barrier_mode::weak);
+      node.start_barrier(channel,
+                         channel == 0 ? iso::barrier_mode::strong : iso::barrier_mode::weak);
       for (;;) {
         iso::notice n = node.iso_receive();
         const bool done = n.what == iso::notice::kind::barrier && n.channel == channel;
@@ -203,8 +203,7 @@ TEST_P(Group, MisuseIsAClearError) {
                  [&] { node.start_barrier(1, iso::barrier_mode::weak); });
     {
       iso::isochron iso(node);
-      expect_error(iso::error_code::failed_precondition, "already open",
-                   [&] { node.signal(0); });
+      expect_error(iso::error_code::failed_precondition, "already open", [&] { node.signal(0); });
     }
     iso::notice n = node.iso_receive();
     EXPECT_EQ(n.what, iso::notice::kind::barrier);
