@@ -95,8 +95,14 @@ TEST_P(Group, EveryNodeSeesOneSequenceOfNoticesAtOneLogicalTime) {
         for (iso::node_id to = 0; to < node.count(); ++to) iso.send(to, payload);
       }
       if ((round + node.id()) % 4 == 0) node.signal(2);
-      // Every node signals channel 5 in the same round: those coalesce where they meet.
-      if (round % 10 == 0) node.signal(5);
+      // Channel 5: every node signals twice in one isochron, in the same rounds; the two
+      // execute in one pulse, so they always coalesce (and with other nodes' when the
+      // pulses meet).
+      if (round % 10 == 0) {
+        iso::isochron iso(node);
+        iso.signal(5);
+        iso.signal(5);
+      }
       const iso::channel_id channel = round % 2;
       node.start_barrier(channel,
                          channel == 0 ? iso::barrier_mode::strong : iso::barrier_mode::weak);
@@ -126,11 +132,14 @@ TEST_P(Group, EveryNodeSeesOneSequenceOfNoticesAtOneLogicalTime) {
     if (std::get<0>(r) == 2) {
       ++signals;
       coalesced += std::get<3>(r);
+      if (std::get<2>(r) == 5) {
+        EXPECT_GE(std::get<3>(r), 2u) << "a pair did not coalesce";
+      }
     }
   }
   EXPECT_EQ(barriers, static_cast<int>(kRounds));
-  // Channel 2: every node every fourth round; channel 5: all nodes in 4 rounds.
-  EXPECT_EQ(coalesced, kNodes * kRounds / 4 + kNodes * 4);
+  // Channel 2: every node every fourth round; channel 5: every node twice in 4 rounds.
+  EXPECT_EQ(coalesced, kNodes * kRounds / 4 + kNodes * 4 * 2);
   EXPECT_LT(signals, static_cast<int>(coalesced)) << "no signals coalesced";
 }
 
