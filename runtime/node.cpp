@@ -175,28 +175,14 @@ void node::send(node_id to, std::span<const std::byte> bytes) {
   detail::throw_if_error(state_->send(to, bytes));
 }
 
-message node::receive() {
-  absl::StatusOr<message> m = state_->receive();
-  if (!m.ok()) detail::throw_status(m.status());
-  return *std::move(m);
-}
+message node::receive() { return detail::value_or_throw(state_->receive()); }
 
-std::optional<message> node::try_receive() {
-  absl::StatusOr<std::optional<message>> m = state_->try_receive();
-  if (!m.ok()) detail::throw_status(m.status());
-  return *std::move(m);
-}
+std::optional<message> node::try_receive() { return detail::value_or_throw(state_->try_receive()); }
 
-notice node::iso_receive() {
-  absl::StatusOr<notice> n = state_->iso_receive();
-  if (!n.ok()) detail::throw_status(n.status());
-  return *std::move(n);
-}
+notice node::iso_receive() { return detail::value_or_throw(state_->iso_receive()); }
 
 std::optional<notice> node::try_iso_receive() {
-  absl::StatusOr<std::optional<notice>> n = state_->try_iso_receive();
-  if (!n.ok()) detail::throw_status(n.status());
-  return *std::move(n);
+  return detail::value_or_throw(state_->try_iso_receive());
 }
 
 void node::signal(channel_id channel) {
@@ -230,11 +216,9 @@ void node::set_handler(handler_id id,
 
 address node::allocate_raw(std::size_t count, std::size_t width, const placement& where) {
   const std::uint32_t nodes = this->count();
-  absl::StatusOr<std::uint64_t> first =
+  return detail::value_or_throw(
       state_->allocate(count, static_cast<std::uint8_t>(width),
-                       [&](std::uint64_t page) { return where.copyset(page, nodes); });
-  if (!first.ok()) detail::throw_status(first.status());
-  return *first;
+                       [&](std::uint64_t page) { return where.copyset(page, nodes); }));
 }
 
 }  // namespace iso

@@ -4,6 +4,7 @@
 
 #include <deque>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "absl/functional/function_ref.h"
@@ -66,6 +67,12 @@ class node_state {
 [[noreturn]] void throw_status(const absl::Status& status);
 inline void throw_if_error(const absl::Status& status) {
   if (!status.ok()) throw_status(status);
+}
+// The value, or iso::error carrying the status.
+template <typename T>
+T value_or_throw(absl::StatusOr<T> result) {
+  if (!result.ok()) throw_status(result.status());
+  return *std::move(result);
 }
 
 }  // namespace iso::detail
