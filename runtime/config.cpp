@@ -31,16 +31,35 @@ absl::Status parse_milliseconds(const char* name, const std::string& text,
   return absl::OkStatus();
 }
 
+absl::Status parse_bytes(const char* name, const std::string& text, std::uint64_t& out) {
+  if (!absl::SimpleAtoi(text, &out)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s is '%s', not a number of bytes", name, text));
+  }
+  return absl::OkStatus();
+}
+
+// An on/off setting, written 0 or 1, held in `member`.
+setting flag_setting(const char* name, const char* help, bool options::*member) {
+  return {name, "0|1", help,
+          [name, member](options& o, const std::string& text) {
+            if (text != "0" && text != "1") {
+              return absl::InvalidArgumentError(
+                  absl::StrFormat("%s is '%s'; expected 0 or 1", name, text));
+            }
+            o.*member = text == "1";
+            return absl::OkStatus();
+          },
+          [member](const options& o) { return std::string(o.*member ? "1" : "0"); }};
+}
+
 const std::vector<setting>& settings() {
   static const std::vector<setting> table = {
       {"ISO_RING_CAPACITY", "bytes",
        "buffer per ordered pair of nodes (power of two); a message may use a quarter of it",
        [](options& o, const std::string& text) {
          std::uint64_t value = 0;
-         if (!absl::SimpleAtoi(text, &value)) {
-           return absl::InvalidArgumentError(
-               absl::StrFormat("ISO_RING_CAPACITY is '%s', not a number of bytes", text));
-         }
+         if (absl::Status s = parse_bytes("ISO_RING_CAPACITY", text, value); !s.ok()) return s;
          if (absl::Status s = comm::validate_ring_capacity(value); !s.ok()) {
            return absl::InvalidArgumentError(absl::StrFormat("ISO_RING_CAPACITY: %s", s.message()));
          }
@@ -90,39 +109,19 @@ const std::vector<setting>& settings() {
          return absl::OkStatus();
        },
        [](const options& o) { return o.topology_file; }},
-      {"ISO_TRACE", "0|1", "record every executed operation (node::trace)",
-       [](options& o, const std::string& text) {
-         if (text != "0" && text != "1") {
-           return absl::InvalidArgumentError(
-               absl::StrFormat("ISO_TRACE is '%s'; expected 0 or 1", text));
-         }
-         o.trace = text == "1";
-         return absl::OkStatus();
-       },
-       [](const options& o) { return std::string(o.trace ? "1" : "0"); }},
+      flag_setting("ISO_TRACE", "record every executed operation (node::trace)", &options::trace),
       {"ISO_CREDIT_WINDOW", "bytes",
        "flow control: bytes of one class a node may have in flight to another",
        [](options& o, const std::string& text) {
          std::uint64_t value = 0;
-         if (!absl::SimpleAtoi(text, &value)) {
-           return absl::InvalidArgumentError(
-               absl::StrFormat("ISO_CREDIT_WINDOW is '%s', not a number of bytes", text));
-         }
+         if (absl::Status s = parse_bytes("ISO_CREDIT_WINDOW", text, value); !s.ok()) return s;
          o.credit_window = value;
          return absl::OkStatus();
        },
        [](const options& o) { return absl::StrFormat("%u", o.credit_window); }},
-      {"ISO_PARANOID", "0|1",
-       "check sequence numbers, checksums and executed pulses; stop at a violation",
-       [](options& o, const std::string& text) {
-         if (text != "0" && text != "1") {
-           return absl::InvalidArgumentError(
-               absl::StrFormat("ISO_PARANOID is '%s'; expected 0 or 1", text));
-         }
-         o.paranoid = text == "1";
-         return absl::OkStatus();
-       },
-       [](const options& o) { return std::string(o.paranoid ? "1" : "0"); }},
+      flag_setting("ISO_PARANOID",
+                   "check sequence numbers, checksums and executed pulses; stop at a violation",
+                   &options::paranoid),
       {"ISO_TEST_FAULT", "plan",
        "test only: break this node's transport once (reorder:DEST:N or corrupt:DEST:N)",
        [](options& o, const std::string& text) {
@@ -134,16 +133,8 @@ const std::vector<setting>& settings() {
          return absl::OkStatus();
        },
        [](const options& o) { return o.test_fault; }},
-      {"ISO_SHUFFLE", "0|1", "poll peers in random order to expose order-dependent code",
-       [](options& o, const std::string& text) {
-         if (text != "0" && text != "1") {
-           return absl::InvalidArgumentError(
-               absl::StrFormat("ISO_SHUFFLE is '%s'; expected 0 or 1", text));
-         }
-         o.shuffle = text == "1";
-         return absl::OkStatus();
-       },
-       [](const options& o) { return std::string(o.shuffle ? "1" : "0"); }},
+      flag_setting("ISO_SHUFFLE", "poll peers in random order to expose order-dependent code",
+                   &options::shuffle),
   };
   return table;
 }
