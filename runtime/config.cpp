@@ -123,7 +123,7 @@ const std::vector<setting>& settings() {
                    "check sequence numbers, checksums and executed pulses; stop at a violation",
                    &options::paranoid),
       {"ISO_TEST_FAULT", "plan",
-       "test only: break this node's transport once (reorder:DEST:N or corrupt:DEST:N)",
+       "test only: break this node's transport once (reorder|corrupt:DEST:N[:MINBYTES])",
        [](options& o, const std::string& text) {
          if (absl::StatusOr<comm::fault_plan> plan = comm::parse_fault_plan(text); !plan.ok()) {
            return absl::InvalidArgumentError(

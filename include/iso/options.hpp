@@ -51,7 +51,8 @@ struct options {
   // the sender and what was expected. Costs a checksum per packet and an echo per part.
   bool paranoid = false;
   // Test only: make this node's transport break its promise once (comm/fault_injection.hpp:
-  // reorder:DEST:N or corrupt:DEST:N), to show that paranoid mode catches it.
+  // reorder:DEST:N or corrupt:DEST:N, optionally :MINBYTES), to show that paranoid mode
+  // catches it.
   std::string test_fault;
 };
 
