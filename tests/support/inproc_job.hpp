@@ -2,7 +2,10 @@
 // for tests that want several nodes in one process.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <functional>
+#include <string>
 
 #include "iso/iso.hpp"
 
@@ -10,5 +13,28 @@ namespace iso::test {
 
 // Returns iso::run's exit status (0 when every node's body returned).
 int run_inproc(int nodes, const iso::options& opts, const std::function<void(iso::node&)>& body);
+
+// A suite whose every case runs with the NIC on its own thread and inline:
+//   class Isotach : public iso::test::placement_test {};
+//   INSTANTIATE_TEST_SUITE_P(NicPlacements, Isotach, iso::test::both_placements(),
+//                            iso::test::placement_name);
+class placement_test : public testing::TestWithParam<iso::nic_placement> {
+ protected:
+  // The case's placement, and a barrier timeout that bounds a hung case.
+  [[nodiscard]] iso::options opts() const {
+    iso::options o;
+    o.nic = GetParam();
+    o.barrier_timeout = std::chrono::seconds(60);
+    return o;
+  }
+};
+
+inline auto both_placements() {
+  return testing::Values(iso::nic_placement::thread, iso::nic_placement::inline_poll);
+}
+
+inline std::string placement_name(const testing::TestParamInfo<iso::nic_placement>& param) {
+  return param.param == iso::nic_placement::thread ? "thread" : "inline";
+}
 
 }  // namespace iso::test

@@ -17,22 +17,10 @@ namespace {
 
 using iso::test::run_inproc;
 
-class Group : public testing::TestWithParam<iso::nic_placement> {
- protected:
-  iso::options opts() const {
-    iso::options o;
-    o.nic = GetParam();
-    o.barrier_timeout = std::chrono::seconds(60);
-    return o;
-  }
-};
+class Group : public iso::test::placement_test {};
 
-INSTANTIATE_TEST_SUITE_P(NicPlacements, Group,
-                         testing::Values(iso::nic_placement::thread,
-                                         iso::nic_placement::inline_poll),
-                         [](const testing::TestParamInfo<iso::nic_placement>& param) {
-                           return param.param == iso::nic_placement::thread ? "thread" : "inline";
-                         });
+INSTANTIATE_TEST_SUITE_P(NicPlacements, Group, iso::test::both_placements(),
+                         iso::test::placement_name);
 
 struct sequenced {
   std::uint32_t seq;
@@ -194,14 +182,7 @@ TEST_P(Group, MisuseIsAClearError) {
   std::atomic<int> checked{0};
   const int status = run_inproc(2, opts(), [&](iso::node& node) {
     auto expect_error = [&](iso::error_code code, const char* fragment, auto&& action) {
-      try {
-        action();
-        ADD_FAILURE() << "no error; expected " << fragment;
-      } catch (const iso::error& e) {
-        EXPECT_EQ(e.code(), code) << e.what();
-        EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
-        ++checked;
-      }
+      checked += iso::test::expect_error(code, fragment, action);
     };
     expect_error(iso::error_code::invalid_argument, "channels are 0..7",
                  [&] { node.signal(iso::kChannels); });

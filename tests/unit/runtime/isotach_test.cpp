@@ -16,22 +16,10 @@ namespace {
 
 using iso::test::run_inproc;
 
-class Isotach : public testing::TestWithParam<iso::nic_placement> {
- protected:
-  iso::options opts() const {
-    iso::options o;
-    o.nic = GetParam();
-    o.barrier_timeout = std::chrono::seconds(60);
-    return o;
-  }
-};
+class Isotach : public iso::test::placement_test {};
 
-INSTANTIATE_TEST_SUITE_P(NicPlacements, Isotach,
-                         testing::Values(iso::nic_placement::thread,
-                                         iso::nic_placement::inline_poll),
-                         [](const testing::TestParamInfo<iso::nic_placement>& param) {
-                           return param.param == iso::nic_placement::thread ? "thread" : "inline";
-                         });
+INSTANTIATE_TEST_SUITE_P(NicPlacements, Isotach, iso::test::both_placements(),
+                         iso::test::placement_name);
 
 // A write becomes visible everywhere, whatever the placement of the variable.
 TEST_P(Isotach, WritesAreVisibleOnEveryNodeForEveryPlacement) {
@@ -218,14 +206,7 @@ TEST_P(Isotach, MisuseIsAClearErrorAndChangesNothing) {
     auto x = node.allocate<std::int64_t>(4)[0];
     auto small = node.allocate<std::int32_t>(4)[0];
     auto expect_error = [&](iso::error_code code, const char* fragment, auto&& action) {
-      try {
-        action();
-        ADD_FAILURE() << "no error; expected " << fragment;
-      } catch (const iso::error& e) {
-        EXPECT_EQ(e.code(), code) << e.what();
-        EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
-        ++checked;
-      }
+      checked += iso::test::expect_error(code, fragment, action);
     };
     iso::isochron iso(node);
     expect_error(iso::error_code::failed_precondition, "without a sched",
@@ -239,8 +220,7 @@ TEST_P(Isotach, MisuseIsAClearErrorAndChangesNothing) {
                  [&] { iso.write_raw(x.where(), 4, std::vector<std::uint64_t>{1}); });
     expect_error(iso::error_code::invalid_argument, "64-bit",
                  [&] { iso.write_raw(small.where(), 8, std::vector<std::uint64_t>{1}); });
-    expect_error(iso::error_code::not_found, "no handler",
-                 [&] { iso.send(0, 99, {}); });
+    expect_error(iso::error_code::not_found, "no handler", [&] { iso.send(0, 99, {}); });
     expect_error(iso::error_code::failed_precondition, "already open",
                  [&] { iso::isochron nested(node); });
     iso.assign(x, std::int64_t{3});  // the isochron is still usable after the errors
