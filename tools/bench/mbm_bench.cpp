@@ -165,21 +165,19 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  using iso::bench::indexed_key;
-  using iso::bench::summarize;
-  std::printf("\none-way latency, microseconds: median [min-max] (goal: ratio at most 2)\n");
-  iso::bench::print_header("isotach", "non-isotach");
-  for (int size : kSizes) {
-    iso::bench::print_row(absl::StrFormat("%d B", size),
-                          summarize(samples[indexed_key("iso_lat_us", size)]),
-                          summarize(samples[indexed_key("noniso_lat_us", size)]));
-  }
-  std::printf("\nstreaming throughput, MB/s at the receiver (goal: ratio at least 0.5)\n");
-  iso::bench::print_header("isotach", "non-isotach");
-  for (int size : kSizes) {
-    iso::bench::print_row(absl::StrFormat("%d B", size),
-                          summarize(samples[indexed_key("iso_thru_mbs", size)]),
-                          summarize(samples[indexed_key("noniso_thru_mbs", size)]));
-  }
+  // One table per figure: isotach beside non-isotach at every size.
+  auto print_table = [&](const char* title, const std::string& figure) {
+    using iso::bench::indexed_key;
+    using iso::bench::summarize;
+    std::printf("\n%s\n", title);
+    iso::bench::print_header("isotach", "non-isotach");
+    for (int size : kSizes) {
+      iso::bench::print_row(absl::StrFormat("%d B", size),
+                            summarize(samples[indexed_key("iso_" + figure, size)]),
+                            summarize(samples[indexed_key("noniso_" + figure, size)]));
+    }
+  };
+  print_table("one-way latency, microseconds: median [min-max] (goal: ratio at most 2)", "lat_us");
+  print_table("streaming throughput, MB/s at the receiver (goal: ratio at least 0.5)", "thru_mbs");
   return 0;
 }
