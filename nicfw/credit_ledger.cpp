@@ -58,13 +58,19 @@ std::uint64_t credit_ledger::peak_buffered(comm::node_id from, credit_class c) c
 
 void credit_ledger::nic_grant(comm::node_id from, const credit_info& info) {
   peer& p = peers_[from];
+  bool still_wanting = false;
   for (std::size_t c = 0; c < kCreditClasses; ++c) {
-    if (info.freed[c] > p.granted[c].load(std::memory_order_relaxed)) {
-      p.granted[c].store(info.freed[c], std::memory_order_release);
+    std::uint64_t granted = p.granted[c].load(std::memory_order_relaxed);
+    if (info.freed[c] > granted) {
+      granted = info.freed[c];
+      p.granted[c].store(granted, std::memory_order_release);
     }
+    still_wanting |= p.wanted[c].load(std::memory_order_relaxed) > granted;
   }
   p.requested = false;
-  dirty_.store(true, std::memory_order_relaxed);  // a request may be due again
+  // Only a host still waiting needs another request; anything else would make every
+  // data packet send the NIC through all its peers.
+  if (still_wanting) dirty_.store(true, std::memory_order_relaxed);
 }
 
 credit_info credit_ledger::nic_report(comm::node_id to) {

@@ -52,7 +52,9 @@ class credit_ledger {
   // Bytes of class `c` this node has in flight to `to` (sent, not yet freed there).
   [[nodiscard]] std::uint64_t in_flight(comm::node_id to, credit_class c) const;
 
-  // Host, receiving: a packet arrived (for the buffer bound) / its buffer was freed.
+  // Host, receiving: a packet of `bytes` payload arrived (for the buffer bound; the packet
+  // overhead is added here) / `bytes` of its buffer were freed. Frees are raw: what a
+  // packet frees in all, possibly in several steps, is its payload plus kPacketOverhead.
   void host_received(comm::node_id from, credit_class c, std::size_t bytes);
   void host_free(comm::node_id from, credit_class c, std::size_t bytes);
   // Bytes from `from` this host holds and has not freed; and the most it ever held.

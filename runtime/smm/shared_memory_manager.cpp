@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <thread>
 
-#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/check.hpp"
 
