@@ -319,13 +319,13 @@ absl::Status engine::handle_packet(comm::node_id source, comm::byte_span bytes) 
       return absl::OkStatus();
     }
     case packet_type::credit: {
-      credit_info info;
-      if (body.size() != sizeof(info) || !read_at(body, 0, info)) {
+      absl::StatusOr<comm::byte_span> rest = take_credits(source, header, body);
+      if (!rest.ok()) return rest.status();
+      if (!rest->empty()) {
         return absl::InvalidArgumentError(
             absl::StrFormat("credit packet from node %u has %u bytes of body, not %u", source,
-                            body.size(), sizeof(info)));
+                            body.size(), sizeof(credit_info)));
       }
-      credits_.nic_grant(source, info);
       return absl::OkStatus();
     }
     case packet_type::credit_request:
@@ -384,6 +384,8 @@ absl::StatusOr<comm::byte_span> engine::take_credits(comm::node_id source,
 }
 
 absl::Status engine::service_credits() {
+  // Freed bytes below the threshold wait for a data packet to ride on, or for a request
+  // (which marks the ledger dirty again).
   if (!credits_.nic_take_dirty()) return absl::OkStatus();
   // What this host freed of its own packets needs no packet.
   credits_.nic_grant(self_, credits_.nic_report(self_));
@@ -401,8 +403,6 @@ absl::Status engine::service_credits() {
                                          std::as_bytes(std::span(&info, 1))};
       if (absl::Status s = out_.send(peer, pieces); !s.ok()) return s;
     }
-    // Freed bytes below the threshold wait for a packet to ride on, or for a request
-    // (which marks the ledger dirty again).
   }
   return absl::OkStatus();
 }
