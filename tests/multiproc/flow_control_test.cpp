@@ -111,7 +111,10 @@ TEST(FlowControl, AllToAllFloodOfBothModelsKeepsOrderAndContent) {
     if (std::optional<iso::notice> m = node.try_iso_receive()) isotach.take(m->bytes, m->source);
   }
   expect_bounded(node, 1024);
-  // One order of isotach messages everywhere.
+  // One order of isotach messages everywhere. The barrier keeps a node that finished early
+  // from sending its hash while node 0 still drains the flood (which would take the hash
+  // for a flood message and wait forever for the one it displaced).
+  node.barrier();
   const std::uint64_t mine = isotach.order_hash();
   node.send(0, std::as_bytes(std::span(&mine, 1)));
   if (node.id() == 0) {
