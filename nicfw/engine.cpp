@@ -26,7 +26,7 @@ engine::engine(comm::node_id self, std::shared_ptr<const topology> topo,
       << "transport for node " << transport_->self() << " of " << transport_->size()
       << " does not fit node " << self << " of a topology of " << topo_->nodes();
   for (std::uint32_t s : topo_->tms_hosted_by(self)) {
-    tms_.push_back(std::make_unique<token_manager>(s, *topo_, out_));
+    tms_.push_back(std::make_unique<token_manager>(s, self, *topo_, out_));
   }
   reassembly_.resize(topo_->nodes());
 }
@@ -162,6 +162,7 @@ absl::Status engine::take_submissions(bool& did_work) {
   // A backlog means the network pushes back: stop taking work, which bounds memory to what
   // the queues hold, and lets the host feel the back-pressure.
   submission& sub = scratch_submission_;
+  bool stamped = false;
   while (!out_.has_backlog() && channel_.nic_peek_submission(sub)) {
     if (sub.kind == submission::kind_t::isochron && !siu_.may_stamp()) {
       // Parked: ask the TM first; the isochron waits in the queue until the answer.
@@ -174,6 +175,7 @@ absl::Status engine::take_submissions(bool& did_work) {
       if (!sent.ok()) return sent.status();
     } else {
       const std::uint64_t stamp = siu_.stamp(sub.delta);
+      stamped = true;
       for (const isochron_part& part : sub.parts) {
         ISO_CHECK(part.destination < topo_->nodes() && part.destination != self_)
             << "isochron part for node " << part.destination;
@@ -189,6 +191,9 @@ absl::Status engine::take_submissions(bool& did_work) {
     }
     channel_.nic_finish_submission(sub);
   }
+  // The token that counts the new packets goes right behind them (one for the whole batch):
+  // every receiver needs it to close their pulse.
+  if (stamped) return siu_.advance(did_work);
   return absl::OkStatus();
 }
 
@@ -237,19 +242,27 @@ token_manager* engine::tm_for(std::uint16_t to_switch) {
 }
 
 absl::Status engine::run_loopback(bool& did_work) {
+  auto drain = [&]() -> absl::Status {
+    while (out_.has_loopback()) {
+      out_.take_loopback(loopback_packet_);
+      if (absl::Status s = handle_packet(self_, loopback_packet_); !s.ok()) return s;
+      did_work = true;
+    }
+    return absl::OkStatus();
+  };
   // Bounded: each round either handles a loopback packet or ends; tokens to ourselves
-  // cannot multiply without limit because every TM and SIU is lazy.
+  // cannot multiply without limit because every TM and SIU is lazy. The local SIU's tokens
+  // and demands reach the local TMs before those decide: a TM that advanced first would
+  // send a token short of what this node's SIU was about to allow, costing a whole extra
+  // token round for the pulse everyone waits on.
   for (int rounds = 0; rounds < 64; ++rounds) {
+    if (absl::Status s = drain(); !s.ok()) return s;
     if (absl::Status s = siu_.advance(did_work); !s.ok()) return s;
+    if (absl::Status s = drain(); !s.ok()) return s;
     for (auto& tm : tms_) {
       if (absl::Status s = tm->advance(did_work); !s.ok()) return s;
     }
     if (!out_.has_loopback()) return absl::OkStatus();
-    while (out_.has_loopback()) {
-      const std::vector<std::byte> packet = out_.take_loopback();
-      if (absl::Status s = handle_packet(self_, packet); !s.ok()) return s;
-      did_work = true;
-    }
   }
   return absl::OkStatus();
 }
@@ -311,7 +324,9 @@ absl::Status engine::handle_packet(comm::node_id source, comm::byte_span bytes) 
     }
     case packet_type::unparked: {
       const std::uint32_t my_switch = topo_->switch_of(self_);
-      if (header.a != my_switch || source != topo_->switches()[my_switch].tm_host) {
+      const std::vector<std::uint32_t> tm_nodes = topo_->tm_nodes(my_switch);
+      if (header.a != my_switch ||
+          std::find(tm_nodes.begin(), tm_nodes.end(), source) == tm_nodes.end()) {
         return absl::InvalidArgumentError(absl::StrFormat(
             "unparked from node %u for switch %u, which is not this node's TM", source, header.a));
       }
@@ -422,10 +437,10 @@ absl::Status engine::handle_token(const packet_header& header, comm::node_id sou
   }
   if (header.type == packet_type::tm_token) {
     const std::uint32_t my_switch = topo_->switch_of(self_);
-    if (header.a != my_switch || source != topo_->switches()[my_switch].tm_host) {
+    if (header.a != my_switch || source != topo_->tm_serving(self_)) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "TM token from node %u for switch %u; this node's TM is switch %u on node %u", source,
-          header.a, my_switch, topo_->switches()[my_switch].tm_host));
+          header.a, my_switch, topo_->tm_serving(self_)));
     }
     for (const count_entry& e : counts) {
       if (e.destination != self_ || e.source >= topo_->nodes()) {

@@ -160,6 +160,7 @@ class engine {
   bool delivered_since_ring_ = false;
   submission scratch_submission_;
   std::vector<count_entry> scratch_counts_;
+  std::vector<std::byte> loopback_packet_;  // the loopback packet being handled
   std::vector<std::vector<std::byte>> reassembly_;  // per source: fragments so far
   credit_ledger credits_;
   packet_counts received_;

@@ -50,6 +50,11 @@ absl::Status outbound::send(comm::node_id destination, std::span<const comm::byt
 
   if (destination == transport_.self()) {
     std::vector<std::byte>& copy = loopback_.emplace_back();
+    if (!spare_buffers_.empty()) {
+      copy.swap(spare_buffers_.back());
+      spare_buffers_.pop_back();
+      copy.clear();
+    }
     for (const comm::byte_span& piece : scratch_)
       copy.insert(copy.end(), piece.begin(), piece.end());
     return absl::OkStatus();

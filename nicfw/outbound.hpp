@@ -47,12 +47,14 @@ class outbound {
  public:
   outbound(comm::transport& transport, bool paranoid);
 
-  // Takes the oldest packet this node sent itself. Precondition: has_loopback().
+  // Moves the oldest packet this node sent itself into `into`, whose old buffer is kept for
+  // a later loopback packet (tokens to the local TM flow on every pulse; reusing their
+  // buffers keeps the allocator off that path). Precondition: has_loopback().
   [[nodiscard]] bool has_loopback() const { return !loopback_.empty(); }
-  [[nodiscard]] std::vector<std::byte> take_loopback() {
-    std::vector<std::byte> packet = std::move(loopback_.front());
+  void take_loopback(std::vector<std::byte>& into) {
+    into.swap(loopback_.front());
+    spare_buffers_.push_back(std::move(loopback_.front()));
     loopback_.pop_front();
-    return packet;
   }
 
   // Sends (or queues) the packet made of `pieces`, the first of which starts with its
@@ -82,6 +84,7 @@ class outbound {
   std::vector<std::uint32_t> next_sequence_;  // per destination
   std::size_t queued_ = 0;
   std::deque<std::vector<std::byte>> loopback_;
+  std::vector<std::vector<std::byte>> spare_buffers_;
   packet_counts sent_;
   std::vector<comm::byte_span> scratch_;
 };

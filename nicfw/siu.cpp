@@ -9,7 +9,8 @@ namespace iso::nicfw {
 
 siu::siu(comm::node_id self, const topology& topo, outbound& out)
     : self_(self),
-      tm_node_(topo.switches()[topo.switch_of(self)].tm_host),
+      tm_nodes_(topo.tm_nodes(topo.switch_of(self))),
+      replicated_(topo.switches()[topo.switch_of(self)].replicated_tm),
       switch_(static_cast<std::uint16_t>(topo.switch_of(self))),
       tokens_per_loop_(topo.tokens_per_loop()),
       out_(out),
@@ -28,16 +29,22 @@ constexpr std::uint32_t kIdleRoundsBeforePark = 64;
 absl::Status siu::request_unpark() {
   if (state_ != state::parked) return absl::OkStatus();
   state_ = state::unparking;
-  const packet_header header{
-      .type = packet_type::unpark, .to_switch = switch_, .a = self_, .stamp = pulse_};
-  const comm::byte_span piece = std::as_bytes(std::span(&header, 1));
-  return out_.send(tm_node_, std::span(&piece, 1));
+  unpark_answers_ = tm_nodes_.size();
+  return send_to_tms(
+      {.type = packet_type::unpark, .to_switch = switch_, .a = self_, .stamp = pulse_});
 }
 
 void siu::on_unparked(std::uint64_t resume_from) {
+  // Resuming after the highest token any copy sent without us keeps every copy's view of
+  // this SIU (its pulse is at least what that copy answered) conservative.
   pulse_ = std::max(pulse_, resume_from);
+  if (state_ != state::unparking || --unpark_answers_ != 0) return;
   state_ = state::active;
   idle_rounds_ = 0;
+  // A copy that answered lower than pulse_ waits for a token from us above its answer, and
+  // our own copy's TM tokens may lag pulse_ by more than the window; the window paces the
+  // loop but is not what makes stamps safe (counting is), so it opens from here.
+  resume_floor_ = pulse_;
 }
 
 std::uint64_t siu::stamp(std::uint32_t delta) {
@@ -110,47 +117,62 @@ void siu::close_what_arrived() {
 
 absl::Status siu::send_token(packet_type type, std::uint64_t token) {
   // A park message carries the current pulse (no new token) with the final counts.
-  std::vector<count_entry>& entries = scratch_entries_;
-  entries.clear();
-  for (comm::node_id d : dirty_) {
-    entries.push_back({.source = self_, .destination = d, .count = sent_[d]});
-    is_dirty_[d] = false;
-  }
-  dirty_.clear();
   const packet_header header{.type = type, .to_switch = switch_, .a = self_, .stamp = token};
-  const token_body body{.want = want_, .entries = static_cast<std::uint32_t>(entries.size())};
-  const comm::byte_span pieces[3] = {std::as_bytes(std::span(&header, 1)),
-                                     std::as_bytes(std::span(&body, 1)),
-                                     std::as_bytes(std::span(entries))};
+  std::vector<count_entry>& entries = scratch_entries_;
+  for (comm::node_id tm : tm_nodes_) {
+    entries.clear();
+    for (comm::node_id d : dirty_) {
+      if (replicated_ && d != tm) continue;  // each copy forwards only its own node's count
+      entries.push_back({.source = self_, .destination = d, .count = sent_[d]});
+    }
+    const token_body body{.want = want_, .entries = static_cast<std::uint32_t>(entries.size())};
+    const comm::byte_span pieces[3] = {std::as_bytes(std::span(&header, 1)),
+                                       std::as_bytes(std::span(&body, 1)),
+                                       std::as_bytes(std::span(entries))};
+    if (absl::Status s = out_.send(tm, pieces); !s.ok()) return s;
+  }
+  for (comm::node_id d : dirty_) is_dirty_[d] = false;
+  dirty_.clear();
   reported_want_ = want_;
   pulse_ = token;
-  return out_.send(tm_node_, pieces);
+  return absl::OkStatus();
+}
+
+absl::Status siu::send_to_tms(const packet_header& header) {
+  const comm::byte_span piece = std::as_bytes(std::span(&header, 1));
+  for (comm::node_id tm : tm_nodes_) {
+    if (absl::Status s = out_.send(tm, std::span(&piece, 1)); !s.ok()) return s;
+  }
+  return absl::OkStatus();
 }
 
 absl::Status siu::send_demand() {
-  const packet_header header{
-      .type = packet_type::demand, .to_switch = switch_, .a = kNoSwitch, .stamp = want_};
   reported_want_ = want_;
-  const comm::byte_span piece = std::as_bytes(std::span(&header, 1));
-  return out_.send(tm_node_, std::span(&piece, 1));
+  return send_to_tms(
+      {.type = packet_type::demand, .to_switch = switch_, .a = kNoSwitch, .stamp = want_});
 }
 
 absl::Status siu::advance(bool& did_work) {
-  if (want_ > reported_want_) {
+  // Our TM sends token want_ once every SIU of its switch has sent want_ - K, so that is as
+  // far as this SIU needs to go; going further would only raise its next stamps (which
+  // start from its pulse) and cost every other SIU another token to match them.
+  const std::uint64_t needed = want_ > tokens_per_loop_ ? want_ - tokens_per_loop_ : 0;
+  // As many tokens as the window allows, sent as the last one (it stands for all).
+  const std::uint64_t target =
+      std::min(needed, std::max(tm_token_, resume_floor_) + tokens_per_loop_);
+  const bool token_due = state_ == state::active && target > pulse_;
+  // A token carries want_ itself; a demand is for when none goes out.
+  if (want_ > reported_want_ && !token_due) {
     if (absl::Status s = send_demand(); !s.ok()) return s;
     did_work = true;
   }
   if (state_ != state::active) return absl::OkStatus();
-  // As many tokens as the window allows, sent as the last one (it stands for all).
-  const std::uint64_t target = std::min(want_, tm_token_ + tokens_per_loop_);
-  bool sent = false;
-  if (target > pulse_) {
+  if (token_due) {
     if (absl::Status s = send_token(packet_type::siu_token, target); !s.ok()) return s;
-    sent = true;
+    did_work = true;
   }
-  if (sent || pulse_ < want_) {
+  if (token_due || pulse_ < needed) {
     idle_rounds_ = 0;
-    did_work |= sent;
     return absl::OkStatus();
   }
   if (++idle_rounds_ < kIdleRoundsBeforePark) return absl::OkStatus();

@@ -12,9 +12,14 @@
 // data on different paths irrelevant, so logical time need not be held while an isochron
 // is sent: a receiver simply waits for the packets its token announced.
 //
-// Time is lazy: the SIU advances only while someone needs a later pulse (`want`); an idle
-// job sends no tokens, and so costs no CPU. An SIU idle for a while parks: it promises to
-// stamp nothing until its TM unparks it, and the TM stops waiting for its tokens.
+// Time is lazy: the SIU advances only while someone needs a later pulse (`want`), and only
+// to want - K, which is all its TM needs to send token `want`; an idle job sends no tokens,
+// and so costs no CPU. An SIU idle for a while parks: it promises to stamp nothing until
+// its TM unparks it, and the TM stops waiting for its tokens.
+//
+// When the switch's TM is replicated (topology.proto), everything that would go to the TM
+// (tokens, demands, park and unpark) goes to every copy; a token to a copy carries only the
+// count for that copy's node, and unparking waits for every copy's answer.
 #pragma once
 
 #include <cstdint>
@@ -23,8 +28,8 @@
 
 #include "absl/status/status.h"
 #include "nicfw/outbound.hpp"
-#include "nicfw/wire.hpp"
 #include "nicfw/topology.hpp"
+#include "nicfw/wire.hpp"
 
 namespace iso::nicfw {
 
@@ -65,19 +70,24 @@ class siu {
   enum class state { active, parked, unparking };
   [[nodiscard]] absl::Status send_token(packet_type type, std::uint64_t token);
   [[nodiscard]] absl::Status send_demand();
+  // Sends one header-only packet to every TM node.
+  [[nodiscard]] absl::Status send_to_tms(const packet_header& header);
   void close_what_arrived();
 
   comm::node_id self_;
-  comm::node_id tm_node_;
+  std::vector<comm::node_id> tm_nodes_;  // the TM, or every copy of a replicated one
+  bool replicated_;
   std::uint16_t switch_;  // this node's switch, whose TM gets our tokens
   std::uint64_t tokens_per_loop_;
   outbound& out_;
-  std::uint64_t pulse_ = 0;        // last token sent
-  std::uint64_t tm_token_ = 0;     // last TM token received
-  std::uint64_t want_ = 0;         // highest token number anyone needs, as known here
+  std::uint64_t pulse_ = 0;          // last token sent
+  std::uint64_t tm_token_ = 0;       // last TM token received
+  std::uint64_t resume_floor_ = 0;   // the pulse the SIU last resumed from after parking
+  std::uint64_t want_ = 0;           // highest token number anyone needs, as known here
   std::uint64_t reported_want_ = 0;  // the TM knows someone needs this much
   state state_ = state::active;
-  std::uint32_t idle_rounds_ = 0;    // advance() calls with nothing to do, while active
+  std::size_t unpark_answers_ = 0;  // copies that have yet to answer an unpark
+  std::uint32_t idle_rounds_ = 0;   // advance() calls with nothing to do, while active
   std::uint64_t last_stamp_ = 0;
   std::uint64_t closed_ = 0;
   struct expectation {
@@ -85,13 +95,13 @@ class siu {
     std::vector<count_entry> counts;
   };
   void require(const count_entry& entry);
-  std::deque<expectation> expected_;   // TM tokens not yet applied, in order
-  bool front_applied_ = false;         // expected_.front()'s counts are in required_
+  std::deque<expectation> expected_;          // TM tokens not yet applied, in order
+  bool front_applied_ = false;                // expected_.front()'s counts are in required_
   std::vector<std::uint64_t> required_;       // per sender: packets that must have arrived
   std::vector<std::uint64_t> received_from_;  // per sender: packets that have arrived
   std::uint32_t unsatisfied_ = 0;             // senders with received_from_ < required_
-  std::vector<std::uint64_t> sent_;   // cumulative isotach packets sent, per destination
-  std::vector<comm::node_id> dirty_;  // destinations whose count changed since last token
+  std::vector<std::uint64_t> sent_;           // cumulative isotach packets sent, per destination
+  std::vector<comm::node_id> dirty_;          // destinations whose count changed since last token
   std::vector<bool> is_dirty_;
   std::vector<count_entry> scratch_entries_;
 };

@@ -6,8 +6,14 @@
 
 namespace iso::nicfw {
 
-token_manager::token_manager(std::uint32_t switch_index, const topology& topo, outbound& out)
-    : topo_(topo), switch_(switch_index), tokens_per_loop_(topo.tokens_per_loop()), out_(out) {
+token_manager::token_manager(std::uint32_t switch_index, comm::node_id self, const topology& topo,
+                             outbound& out)
+    : topo_(topo),
+      switch_(switch_index),
+      self_(self),
+      replicated_(topo.switches()[switch_index].replicated_tm),
+      tokens_per_loop_(topo.tokens_per_loop()),
+      out_(out) {
   const switch_info& info = topo.switches()[switch_index];
   for (comm::node_id node : info.nodes) {
     siu_port_[node] = ports_.size();
@@ -24,8 +30,8 @@ absl::Status token_manager::on_siu_token(comm::node_id from, std::uint64_t token
                                          std::uint64_t want, std::span<const count_entry> counts) {
   auto it = siu_port_.find(from);
   if (it == siu_port_.end()) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "token from node %u, which is not attached to switch %u", from, switch_));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("token from node %u, which is not attached to switch %u", from, switch_));
   }
   for (const count_entry& e : counts) {
     if (e.source != from || e.destination >= topo_.nodes()) {
@@ -37,8 +43,7 @@ absl::Status token_manager::on_siu_token(comm::node_id from, std::uint64_t token
 }
 
 absl::Status token_manager::on_link_token(std::uint32_t from_switch, std::uint64_t token,
-                                          std::uint64_t want,
-                                          std::span<const count_entry> counts) {
+                                          std::uint64_t want, std::span<const count_entry> counts) {
   auto it = link_port_.find(from_switch);
   if (it == link_port_.end()) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -46,9 +51,9 @@ absl::Status token_manager::on_link_token(std::uint32_t from_switch, std::uint64
   }
   for (const count_entry& e : counts) {
     if (e.source >= topo_.nodes() || e.destination >= topo_.nodes()) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "token from switch %u carries a count for pair %u->%u", from_switch, e.source,
-          e.destination));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("token from switch %u carries a count for pair %u->%u", from_switch,
+                          e.source, e.destination));
     }
   }
   return take_token(it->second, token, want, counts, "switch", from_switch);
@@ -59,9 +64,9 @@ absl::Status token_manager::take_token(std::size_t input, std::uint64_t token, s
                                        std::uint32_t id) {
   port& p = ports_[input];
   if (p.parked || token <= p.last_token) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "switch %u expected a token after %u from %s %u, got %u%s", switch_, p.last_token, who,
-        id, token, p.parked ? " while it is parked" : ""));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("switch %u expected a token after %u from %s %u, got %u%s", switch_,
+                        p.last_token, who, id, token, p.parked ? " while it is parked" : ""));
   }
   p.last_token = token;
   for (const count_entry& e : counts) take_count(input, e);
@@ -84,6 +89,7 @@ void token_manager::take_count(std::size_t input, const count_entry& entry) {
   }
   if (output == input) return;  // cannot happen in a tree; never echo a count back
   port& to = ports_[output];
+  if (!serves(to)) return;  // another copy forwards it
   if (to.dirty_set.insert(pair).second) to.dirty.push_back(pair);
 }
 
@@ -93,7 +99,7 @@ absl::Status token_manager::take_want(std::size_t input, std::uint64_t want) {
   for (std::size_t i = 0; i < ports_.size(); ++i) {
     if (i == input) continue;
     const port& p = ports_[i];
-    if (p.parked) continue;
+    if (p.parked || !serves(p)) continue;
     const packet_header header{
         .type = packet_type::demand,
         .to_switch = p.is_link ? static_cast<std::uint16_t>(p.peer_switch) : kToSiu,
@@ -105,8 +111,7 @@ absl::Status token_manager::take_want(std::size_t input, std::uint64_t want) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::size_t> token_manager::siu_input(comm::node_id from,
-                                                     const char* what) const {
+absl::StatusOr<std::size_t> token_manager::siu_input(comm::node_id from, const char* what) const {
   auto it = siu_port_.find(from);
   if (it == siu_port_.end()) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -126,10 +131,12 @@ absl::Status token_manager::on_park(comm::node_id from, std::uint64_t last_token
   absl::StatusOr<std::size_t> input = siu_input(from, "park");
   if (!input.ok()) return input.status();
   port& p = ports_[*input];
-  if (p.parked || last_token != p.last_token) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "node %u parks at token %u; switch %u has its token %u%s", from, last_token, switch_,
-        p.last_token, p.parked ? " and it is already parked" : ""));
+  // A token number above the last one is allowed: an SIU of a replicated TM resumes from the
+  // highest answer any copy gave, which may be above this copy's.
+  if (p.parked || last_token < p.last_token) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("node %u parks at token %u; switch %u has its token %u%s", from, last_token,
+                        switch_, p.last_token, p.parked ? " and it is already parked" : ""));
   }
   for (const count_entry& e : counts) {
     if (e.source != from || e.destination >= topo_.nodes()) {
@@ -139,6 +146,7 @@ absl::Status token_manager::on_park(comm::node_id from, std::uint64_t last_token
     take_count(*input, e);
   }
   p.parked = true;
+  p.last_token = last_token;
   return absl::OkStatus();
 }
 
@@ -199,6 +207,7 @@ absl::Status token_manager::advance(bool& did_work) {
   }
   if (target <= pulse_) return absl::OkStatus();
   for (port& p : ports_) {
+    if (!serves(p)) continue;
     if (absl::Status s = send_token(p, target); !s.ok()) return s;
   }
   pulse_ = target;

@@ -13,6 +13,11 @@
 // Demands (someone needs token W) are flooded to every input that has not announced it,
 // so idle SIUs start advancing when, and only when, there is work; the TM itself sends no
 // token beyond the highest demand. A parked SIU is not waited for at all.
+//
+// A replicated TM (topology.proto, replicate_tm) is one of several identical copies, one per
+// attached node, each fed every SIU's tokens. It computes what the single TM would and
+// sends tokens, counts and demands to its own node's SIU only: the other copies serve the
+// others.
 #pragma once
 
 #include <cstdint>
@@ -30,7 +35,9 @@ namespace iso::nicfw {
 
 class token_manager {
  public:
-  token_manager(std::uint32_t switch_index, const topology& topo, outbound& out);
+  // `self` is the node whose NIC runs this TM (the copy's node, for a replicated TM).
+  token_manager(std::uint32_t switch_index, comm::node_id self, const topology& topo,
+                outbound& out);
 
   [[nodiscard]] std::uint32_t switch_index() const { return switch_; }
 
@@ -39,8 +46,7 @@ class token_manager {
   [[nodiscard]] absl::Status on_siu_token(comm::node_id from, std::uint64_t token,
                                           std::uint64_t want, std::span<const count_entry> counts);
   [[nodiscard]] absl::Status on_link_token(std::uint32_t from_switch, std::uint64_t token,
-                                           std::uint64_t want,
-                                           std::span<const count_entry> counts);
+                                           std::uint64_t want, std::span<const count_entry> counts);
   // Parking: the SIU stamps nothing until unparked, so tokens stop waiting for it. Its park
   // message carries its last token number and final counts.
   [[nodiscard]] absl::Status on_park(comm::node_id from, std::uint64_t last_token,
@@ -58,24 +64,29 @@ class token_manager {
  private:
   struct port {
     bool is_link;
-    comm::node_id node;          // the attached SIU's node, or the adjacent TM's host
-    std::uint32_t peer_switch;   // links only
+    comm::node_id node;         // the attached SIU's node, or the adjacent TM's host
+    std::uint32_t peer_switch;  // links only
     std::uint64_t last_token = 0;
     bool parked = false;
     std::vector<std::uint64_t> dirty{};  // pairs (source * nodes + destination)
     absl::flat_hash_set<std::uint64_t> dirty_set{};
   };
 
-  [[nodiscard]] absl::Status take_token(std::size_t input, std::uint64_t token,
-                                        std::uint64_t want, std::span<const count_entry> counts,
-                                        const char* who, std::uint32_t id);
+  [[nodiscard]] absl::Status take_token(std::size_t input, std::uint64_t token, std::uint64_t want,
+                                        std::span<const count_entry> counts, const char* who,
+                                        std::uint32_t id);
   [[nodiscard]] absl::Status take_want(std::size_t input, std::uint64_t want);
   [[nodiscard]] absl::StatusOr<std::size_t> siu_input(comm::node_id from, const char* what) const;
   void take_count(std::size_t input, const count_entry& entry);
   [[nodiscard]] absl::Status send_token(port& to, std::uint64_t token);
+  // Whether tokens, counts and demands go out through `p` (a replicated TM serves its own
+  // node only).
+  [[nodiscard]] bool serves(const port& p) const { return !replicated_ || p.node == self_; }
 
   const topology& topo_;
   std::uint32_t switch_;
+  comm::node_id self_;
+  bool replicated_;
   std::uint64_t tokens_per_loop_;
   outbound& out_;
   std::vector<port> ports_;

@@ -94,6 +94,12 @@ absl::Status collect_switches(const config::Topology& config, std::uint32_t node
       return absl::InvalidArgumentError(absl::StrFormat(
           "switch \"%s\" has tm_host %u but the job has %u nodes", sw.name(), sw.tm_host(), nodes));
     }
+    if (sw.replicate_tm() && sw.has_tm_host()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "switch \"%s\" has both tm_host and replicate_tm; a replicated TM runs on every "
+          "attached node",
+          sw.name()));
+    }
 
     for (const std::string& link : sw.link()) {
       const auto it = index_of.find(link);
@@ -110,10 +116,27 @@ absl::Status collect_switches(const config::Topology& config, std::uint32_t node
       switches[it->second].neighbours.push_back(s);
     }
   }
-  for (switch_info& sw : switches) {
+  for (std::uint32_t s = 0; s < count; ++s) {
+    switch_info& sw = switches[s];
     std::sort(sw.neighbours.begin(), sw.neighbours.end());
     sw.neighbours.erase(std::unique(sw.neighbours.begin(), sw.neighbours.end()),
                         sw.neighbours.end());
+    const config::Switch& in = config.switch_(static_cast<int>(s));
+    if (in.has_replicate_tm()) {
+      sw.replicated_tm = in.replicate_tm();
+      if (sw.replicated_tm && !sw.neighbours.empty()) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "switch \"%s\" replicates its TM but has links; only a switch without links can "
+            "(link tokens would have to reach every copy)",
+            sw.name));
+      }
+      if (sw.replicated_tm && sw.nodes.empty()) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "switch \"%s\" replicates its TM but has no nodes to run the copies", sw.name));
+      }
+    } else {
+      sw.replicated_tm = !in.has_tm_host() && sw.neighbours.empty() && !sw.nodes.empty();
+    }
   }
 
   for (std::uint32_t node = 0; node < nodes; ++node) {
@@ -219,6 +242,7 @@ topology topology::single_switch(std::uint32_t nodes, std::uint32_t tokens_per_l
   only.nodes.resize(nodes);
   std::iota(only.nodes.begin(), only.nodes.end(), 0u);
   only.tm_host = 0;
+  only.replicated_tm = true;
   std::vector<switch_info> switches;
   switches.push_back(std::move(only));
   return topology(nodes, tokens_per_loop, std::move(switches));
@@ -247,9 +271,22 @@ std::uint32_t topology::next_switch(std::uint32_t from, std::uint32_t to) const 
 std::vector<std::uint32_t> topology::tms_hosted_by(std::uint32_t node) const {
   std::vector<std::uint32_t> hosted;
   for (std::uint32_t s = 0; s < switches_.size(); ++s) {
-    if (switches_[s].tm_host == node) hosted.push_back(s);
+    const switch_info& sw = switches_[s];
+    const bool hosts = sw.replicated_tm ? switch_of(node) == s : sw.tm_host == node;
+    if (hosts) hosted.push_back(s);
   }
   return hosted;
+}
+
+std::vector<std::uint32_t> topology::tm_nodes(std::uint32_t sw) const {
+  ISO_DCHECK(sw < switches_.size()) << "switch " << sw << " of " << switches_.size();
+  if (switches_[sw].replicated_tm) return switches_[sw].nodes;
+  return {switches_[sw].tm_host};
+}
+
+std::uint32_t topology::tm_serving(std::uint32_t node) const {
+  const switch_info& sw = switches_[switch_of(node)];
+  return sw.replicated_tm ? node : sw.tm_host;
 }
 
 absl::StatusOr<topology> build_topology(const config::Topology& config, std::uint32_t nodes) {

@@ -31,11 +31,14 @@ struct switch_info {
   std::vector<std::uint32_t> nodes;       // attached nodes, ascending
   std::vector<std::uint32_t> neighbours;  // adjacent switch indices, ascending
   std::uint32_t tm_host = 0;              // node whose NIC runs this switch's TM
+  // Every attached node's NIC runs a copy of the TM, which serves that node only (see
+  // replicate_tm in nicfw/topology.proto); tm_host is then unused.
+  bool replicated_tm = false;
 };
 
 class topology {
  public:
-  // One switch holding every node, TM on node 0. Requires nodes >= 1 and
+  // One switch holding every node, its TM replicated on every node. Requires nodes >= 1 and
   // 1 <= tokens_per_loop <= max_tokens_per_loop (callers check user input first).
   static topology single_switch(std::uint32_t nodes,
                                 std::uint32_t tokens_per_loop = default_tokens_per_loop);
@@ -62,8 +65,16 @@ class topology {
   // they are equal).
   [[nodiscard]] std::uint32_t next_switch(std::uint32_t from, std::uint32_t to) const;
 
-  // The TMs this node's NIC hosts (switch indices), ascending.
+  // The TMs this node's NIC hosts (switch indices), ascending; a replicated TM counts for
+  // every attached node.
   [[nodiscard]] std::vector<std::uint32_t> tms_hosted_by(std::uint32_t node) const;
+
+  // The nodes whose NICs run a TM for `sw`: its tm_host, or every attached node.
+  [[nodiscard]] std::vector<std::uint32_t> tm_nodes(std::uint32_t sw) const;
+
+  // The node whose TM sends `node` its TM tokens: its switch's tm_host, or `node` itself
+  // when that TM is replicated.
+  [[nodiscard]] std::uint32_t tm_serving(std::uint32_t node) const;
 
  private:
   friend absl::StatusOr<topology> build_topology(const config::Topology& config,

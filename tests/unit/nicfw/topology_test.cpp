@@ -43,7 +43,7 @@ constexpr const char* chain_text = R"pb(
   switch { name: "s2" node: 4 node: 3 }
 )pb";
 
-TEST(Topology, DefaultIsOneSwitchWithTmOnNodeZero) {
+TEST(Topology, DefaultIsOneSwitchWithItsTmOnEveryNode) {
   const topology topo = topology::single_switch(4);
   EXPECT_EQ(topo.nodes(), 4u);
   EXPECT_EQ(topo.tokens_per_loop(), 2u);
@@ -56,8 +56,33 @@ TEST(Topology, DefaultIsOneSwitchWithTmOnNodeZero) {
     for (std::uint32_t b = 0; b < 4; ++b) EXPECT_EQ(topo.distance(a, b), a == b ? 0u : 2u);
   }
   EXPECT_EQ(topo.diameter(), 2u);
-  EXPECT_THAT(topo.tms_hosted_by(0), ElementsAre(0u));
-  EXPECT_THAT(topo.tms_hosted_by(3), IsEmpty());
+  EXPECT_TRUE(topo.switches()[0].replicated_tm);
+  EXPECT_THAT(topo.tm_nodes(0), ElementsAre(0u, 1u, 2u, 3u));
+  for (std::uint32_t n = 0; n < 4; ++n) {
+    EXPECT_THAT(topo.tms_hosted_by(n), ElementsAre(0u)) << "node " << n;
+    EXPECT_EQ(topo.tm_serving(n), n);
+  }
+}
+
+TEST(Topology, OneSwitchFileReplicatesUnlessItNamesATmHost) {
+  const topology plain = parse_ok(R"pb(switch { name: "s0" node: 0 node: 1 node: 2 })pb", 3);
+  EXPECT_TRUE(plain.switches()[0].replicated_tm);
+  EXPECT_THAT(plain.tm_nodes(0), ElementsAre(0u, 1u, 2u));
+  EXPECT_EQ(plain.tm_serving(2), 2u);
+
+  const topology hosted =
+      parse_ok(R"pb(switch { name: "s0" node: 0 node: 1 node: 2 tm_host: 1 })pb", 3);
+  EXPECT_FALSE(hosted.switches()[0].replicated_tm);
+  EXPECT_THAT(hosted.tm_nodes(0), ElementsAre(1u));
+  EXPECT_EQ(hosted.tm_serving(2), 1u);
+  EXPECT_THAT(hosted.tms_hosted_by(1), ElementsAre(0u));
+  EXPECT_THAT(hosted.tms_hosted_by(2), IsEmpty());
+
+  const topology single =
+      parse_ok(R"pb(switch { name: "s0" node: 0 node: 1 node: 2 replicate_tm: false })pb", 3);
+  EXPECT_FALSE(single.switches()[0].replicated_tm);
+  EXPECT_THAT(single.tm_nodes(0), ElementsAre(0u));
+  EXPECT_EQ(single.tm_serving(2), 0u);
 }
 
 TEST(Topology, OneNodeHasDiameterZero) {
@@ -105,6 +130,10 @@ TEST(Topology, ChainTmHostsDefaultToLowestNodeOrFollowTheFile) {
   EXPECT_THAT(topo.tms_hosted_by(3), ElementsAre(2u));
   EXPECT_THAT(topo.tms_hosted_by(2), IsEmpty());
   EXPECT_THAT(topo.tms_hosted_by(4), IsEmpty());
+  // Linked switches never replicate their TMs.
+  for (const switch_info& sw : topo.switches()) EXPECT_FALSE(sw.replicated_tm) << sw.name;
+  EXPECT_EQ(topo.tm_serving(1), 0u);
+  EXPECT_EQ(topo.tm_serving(4), 3u);
 }
 
 TEST(Topology, LinkListedOnBothEndsCountsOnce) {
@@ -243,6 +272,17 @@ TEST(TopologyErrors, TmHostOutsideTheJob) {
                  {"switch \"s0\" has tm_host 7 but the job has 2 nodes"});
 }
 
+TEST(TopologyErrors, ReplicatedTmOnlyOnAnUnlinkedSwitchWithNodesAndNoHost) {
+  expect_invalid(R"pb(switch { name: "a" node: 0 link: "b" replicate_tm: true }
+                      switch { name: "b" node: 1 })pb",
+                 2, {"switch \"a\" replicates its TM but has links"});
+  expect_invalid(R"pb(switch { name: "s0" node: 0 node: 1 tm_host: 1 replicate_tm: true })pb", 2,
+                 {"switch \"s0\" has both tm_host and replicate_tm"});
+  expect_invalid(R"pb(switch { name: "a" node: 0 node: 1 }
+                      switch { name: "empty" replicate_tm: true })pb",
+                 2, {"switch \"empty\" replicates its TM but has no nodes"});
+}
+
 TEST(TopologyErrors, NoSwitches) {
   expect_invalid("", 1, {"no switches"});
   expect_invalid("tokens_per_loop: 3", 1, {"no switches"});
@@ -264,7 +304,8 @@ TEST(TopologyFiles, ExamplesParse) {
   ASSERT_TRUE(one.ok()) << one.status();
   EXPECT_EQ(one->switches().size(), 1u);
   EXPECT_EQ(one->diameter(), 2u);
-  EXPECT_THAT(one->tms_hosted_by(0), ElementsAre(0u));
+  EXPECT_TRUE(one->switches()[0].replicated_tm);
+  EXPECT_THAT(one->tms_hosted_by(3), ElementsAre(0u));
 
   const absl::StatusOr<topology> two = load_topology(dir + "two-switches.textproto", 4);
   ASSERT_TRUE(two.ok()) << two.status();
