@@ -63,7 +63,7 @@ void engine::thread_main() {
     if (now - idle_since < options_.spin) continue;
     transport_->wait(absl::Milliseconds(100), [this] {
       return channel_.nic_has_submissions() || stop_.load(std::memory_order_relaxed) ||
-             host_demand_.load(std::memory_order_relaxed) > siu_.pulse();
+             host_demand_.load(std::memory_order_relaxed) > siu_.want();
     });
     idle_since = absl::Now();
   }

@@ -64,6 +64,8 @@ class siu {
   // Every pulse <= closed() is complete here: no isotach packet for it can still arrive.
   [[nodiscard]] std::uint64_t closed() const { return closed_; }
   [[nodiscard]] std::uint64_t pulse() const { return pulse_; }
+  // The highest token anyone needs, as known here (the SIU itself goes to want - K).
+  [[nodiscard]] std::uint64_t want() const { return want_; }
   [[nodiscard]] std::uint64_t last_stamp() const { return last_stamp_; }
 
  private:

@@ -9,6 +9,7 @@
 #include "nicfw/engine.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <atomic>
 #include <cstring>
@@ -280,6 +281,35 @@ TEST(Engine, IdleJobHoldsTimeStill) {
   for (int i = 0; i < 1000; ++i) c.pump();
   EXPECT_EQ(c.nics[0]->time().pulse, pulse);
   EXPECT_GT(pulse, 0u);
+}
+
+double cpu_seconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+         1e-6 * static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
+}
+
+// A NIC thread whose host's demand is met goes to sleep. (An SIU goes only to want - K, so
+// "the SIU's pulse has reached the demand" never becomes true; a NIC thread that waited for
+// that once spun forever after a barrier.)
+TEST(Engine, NicThreadsSleepOnceAHostDemandIsMet) {
+  cluster c(std::make_shared<topology>(topology::single_switch(2)), placement::thread);
+  c.submit(0, {1});
+  c.drain(1);
+  const std::uint64_t pulse = c.hosts[0].marker_stamps.at(0);
+  c.nics[0]->demand(pulse + 3);
+  const absl::Time deadline = absl::Now() + absl::Seconds(60);
+  while (c.nics[0]->time().closed < pulse + 2) {
+    ASSERT_LT(absl::Now(), deadline) << "the demanded pulse never closed";
+    std::this_thread::yield();
+  }
+  // Measured over a stretch: two spinning NIC threads would use about a core each.
+  const double before = cpu_seconds();
+  const absl::Time start = absl::Now();
+  absl::SleepFor(absl::Milliseconds(400));
+  const double used = (cpu_seconds() - before) / absl::ToDoubleSeconds(absl::Now() - start);
+  EXPECT_LT(used, 0.3) << "CPU share of the idle job (cores)";
 }
 
 }  // namespace
