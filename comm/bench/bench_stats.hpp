@@ -2,6 +2,7 @@
 // on a shared 2-core machine mean little.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 namespace iso::bench {
@@ -12,6 +13,7 @@ struct summary {
   double max = 0;
 };
 
-summary summarize(std::vector<double> samples);
+// None for no samples.
+std::optional<summary> summarize(std::vector<double> samples);
 
 }  // namespace iso::bench

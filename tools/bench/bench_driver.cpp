@@ -13,14 +13,6 @@
 
 namespace iso::bench {
 
-std::optional<summary> summarize(std::vector<double> samples) {
-  if (samples.empty()) return std::nullopt;
-  std::sort(samples.begin(), samples.end());
-  const std::size_t n = samples.size();
-  const double median = n % 2 ? samples[n / 2] : (samples[n / 2 - 1] + samples[n / 2]) / 2;
-  return summary{median, samples.front(), samples.back()};
-}
-
 bool collect(const std::string& command, sample_table& into, bool tolerate_exit) {
   return collect_indexed(command, {}, into, tolerate_exit);
 }

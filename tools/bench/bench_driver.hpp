@@ -8,17 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "comm/bench/bench_stats.hpp"  // summary, summarize: one median for every bench
 #include "iso/iso.hpp"
 
 namespace iso::bench {
-
-struct summary {
-  double median = 0;
-  double min = 0;
-  double max = 0;
-};
-
-std::optional<summary> summarize(std::vector<double> samples);
 
 // Samples by key; a line "<key> <value>" adds value to samples[key]. Lines whose first
 // word is not a key of interest are ignored.
