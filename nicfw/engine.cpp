@@ -234,11 +234,14 @@ bool engine::reassemble(comm::node_id source, const packet_header& header, comm:
   return true;
 }
 
-token_manager* engine::tm_for(std::uint16_t to_switch) {
+absl::StatusOr<token_manager*> engine::tm_for(const packet_header& header, comm::node_id source,
+                                              const char* what) {
   for (auto& tm : tms_) {
-    if (tm->switch_index() == to_switch) return tm.get();
+    if (tm->switch_index() == header.to_switch) return tm.get();
   }
-  return nullptr;
+  return absl::InvalidArgumentError(
+      absl::StrFormat("%s from node %u for switch %u, whose TM is not on node %u", what, source,
+                      header.to_switch, self_));
 }
 
 absl::Status engine::run_loopback(bool& did_work) {
@@ -314,13 +317,9 @@ absl::Status engine::handle_packet(comm::node_id source, comm::byte_span bytes) 
     case packet_type::park:
       return handle_token(header, source, body);
     case packet_type::unpark: {
-      token_manager* tm = tm_for(header.to_switch);
-      if (tm == nullptr) {
-        return absl::InvalidArgumentError(
-            absl::StrFormat("unpark from node %u for switch %u, whose TM is not on node %u", source,
-                            header.to_switch, self_));
-      }
-      return tm->on_unpark(source);
+      absl::StatusOr<token_manager*> tm = tm_for(header, source, "unpark");
+      if (!tm.ok()) return tm.status();
+      return (*tm)->on_unpark(source);
     }
     case packet_type::unparked: {
       const std::uint32_t my_switch = topo_->switch_of(self_);
@@ -351,14 +350,10 @@ absl::Status engine::handle_packet(comm::node_id source, comm::byte_span bytes) 
         siu_.on_demand(header.stamp);
         return absl::OkStatus();
       }
-      token_manager* tm = tm_for(header.to_switch);
-      if (tm == nullptr) {
-        return absl::InvalidArgumentError(
-            absl::StrFormat("demand from node %u for switch %u, whose TM is not on node %u", source,
-                            header.to_switch, self_));
-      }
-      return header.a == kNoSwitch ? tm->on_siu_demand(source, header.stamp)
-                                   : tm->on_link_demand(header.a, header.stamp);
+      absl::StatusOr<token_manager*> tm = tm_for(header, source, "demand");
+      if (!tm.ok()) return tm.status();
+      return header.a == kNoSwitch ? (*tm)->on_siu_demand(source, header.stamp)
+                                   : (*tm)->on_link_demand(header.a, header.stamp);
     }
   }
   return absl::InvalidArgumentError(absl::StrFormat("packet of unknown type %u from node %u",
@@ -452,17 +447,13 @@ absl::Status engine::handle_token(const packet_header& header, comm::node_id sou
     siu_.on_tm_token(header.stamp, tb.want, counts);
     return absl::OkStatus();
   }
-  token_manager* tm = tm_for(header.to_switch);
-  if (tm == nullptr) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("token from node %u for switch %u, whose TM is not on node %u", source,
-                        header.to_switch, self_));
-  }
+  absl::StatusOr<token_manager*> tm = tm_for(header, source, "token");
+  if (!tm.ok()) return tm.status();
   if (header.type == packet_type::siu_token) {
-    return tm->on_siu_token(source, header.stamp, tb.want, counts);
+    return (*tm)->on_siu_token(source, header.stamp, tb.want, counts);
   }
-  if (header.type == packet_type::park) return tm->on_park(source, header.stamp, counts);
-  return tm->on_link_token(header.a, header.stamp, tb.want, counts);
+  if (header.type == packet_type::park) return (*tm)->on_park(source, header.stamp, counts);
+  return (*tm)->on_link_token(header.a, header.stamp, tb.want, counts);
 }
 
 void engine::deliver(const delivery& d) {

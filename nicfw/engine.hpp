@@ -139,7 +139,10 @@ class engine {
   [[nodiscard]] absl::Status run_loopback(bool& did_work);
   [[nodiscard]] absl::Status handle_token(const packet_header& header, comm::node_id source,
                                           comm::byte_span bytes);
-  [[nodiscard]] token_manager* tm_for(std::uint16_t to_switch);
+  // The hosted TM a packet from `source` is addressed to (header.to_switch), or an error
+  // naming the packet (`what`) when this NIC hosts no TM for that switch.
+  [[nodiscard]] absl::StatusOr<token_manager*> tm_for(const packet_header& header,
+                                                      comm::node_id source, const char* what);
   void deliver(const delivery& d);
   [[nodiscard]] bool flush_deliveries();
   void release_closed_pulses();
@@ -160,7 +163,7 @@ class engine {
   bool delivered_since_ring_ = false;
   submission scratch_submission_;
   std::vector<count_entry> scratch_counts_;
-  std::vector<std::byte> loopback_packet_;  // the loopback packet being handled
+  std::vector<std::byte> loopback_packet_;          // the loopback packet being handled
   std::vector<std::vector<std::byte>> reassembly_;  // per source: fragments so far
   credit_ledger credits_;
   packet_counts received_;
