@@ -1,6 +1,7 @@
 #include "nicfw/engine.hpp"
 
 #include <algorithm>
+#include <iterator>
 
 #include "absl/strings/str_format.h"
 #include "base/check.hpp"
@@ -27,6 +28,10 @@ engine::engine(comm::node_id self, std::shared_ptr<const topology> topo,
       << " does not fit node " << self << " of a topology of " << topo_->nodes();
   for (std::uint32_t s : topo_->tms_hosted_by(self)) {
     tms_.push_back(std::make_unique<token_manager>(s, self, *topo_, out_));
+    if (s == topo_->switch_of(self)) {
+      tms_.back()->attach_local_siu(siu_);
+      siu_.attach_local_tm(*tms_.back());
+    }
   }
   reassembly_.resize(topo_->nodes());
 }
@@ -129,6 +134,8 @@ absl::Status engine::poll_once(bool& did_work) {
   if (!flush_deliveries()) did_work = true;
 
   if (absl::Status s = take_submissions(did_work); !s.ok()) return s;
+  // Tokens the SIU held back last round, unless an isochron just took them along.
+  if (absl::Status s = siu_.send_owed_tokens(did_work); !s.ok()) return s;
 
   absl::Status packet_status;
   std::size_t handled = 0;
@@ -151,6 +158,7 @@ absl::Status engine::poll_once(bool& did_work) {
     did_work = true;
     channel_.nic_ring_host();
   }
+  did_work |= siu_.owes_tokens();  // the next round sends them: no sleeping before it
   pulse_.store(siu_.pulse(), std::memory_order_relaxed);
   // Published only when every delivery (EOPs included) is in the host queue, so a host that
   // sees closed >= p and then drains the queue has executed every pulse up to p.
@@ -162,11 +170,14 @@ absl::Status engine::take_submissions(bool& did_work) {
   // A backlog means the network pushes back: stop taking work, which bounds memory to what
   // the queues hold, and lets the host feel the back-pressure.
   submission& sub = scratch_submission_;
-  bool stamped = false;
+  std::vector<delivery>& markers = scratch_markers_;
+  markers.clear();
+  bool parked = false;
   while (!out_.has_backlog() && channel_.nic_peek_submission(sub)) {
     if (sub.kind == submission::kind_t::isochron && !siu_.may_stamp()) {
       // Parked: ask the TM first; the isochron waits in the queue until the answer.
-      return siu_.request_unpark();
+      parked = true;
+      break;
     }
     did_work = true;
     if (sub.kind == submission::kind_t::direct) {
@@ -175,7 +186,6 @@ absl::Status engine::take_submissions(bool& did_work) {
       if (!sent.ok()) return sent.status();
     } else {
       const std::uint64_t stamp = siu_.stamp(sub.delta);
-      stamped = true;
       for (const isochron_part& part : sub.parts) {
         ISO_CHECK(part.destination < topo_->nodes() && part.destination != self_)
             << "isochron part for node " << part.destination;
@@ -186,15 +196,21 @@ absl::Status engine::take_submissions(bool& did_work) {
         // Every fragment is a packet the receiver must see before closing the pulse.
         for (std::uint32_t i = 0; i < *sent; ++i) siu_.count_sent(part.destination);
       }
-      deliver({.kind = delivery_kind::marker, .sequence = sub.sequence, .stamp = stamp});
-      ++delivered_per_pulse_[stamp];
+      markers.push_back({.kind = delivery_kind::marker, .sequence = sub.sequence, .stamp = stamp});
     }
     channel_.nic_finish_submission(sub);
   }
-  // The token that counts the new packets goes right behind them (one for the whole batch):
-  // every receiver needs it to close their pulse.
-  if (stamped) return siu_.advance(did_work);
-  return absl::OkStatus();
+  if (!markers.empty()) {
+    // The token that counts the new packets goes right behind them (one for the whole
+    // batch), before anything else: every receiver needs it to close their pulse.
+    if (absl::Status s = siu_.advance(did_work, siu::remote_tokens::now); !s.ok()) return s;
+    if (absl::Status s = siu_.send_owed_tokens(did_work); !s.ok()) return s;
+    for (const delivery& marker : markers) {
+      deliver(marker);
+      count_delivery(marker.stamp);
+    }
+  }
+  return parked ? siu_.request_unpark() : absl::OkStatus();
 }
 
 absl::StatusOr<std::uint32_t> engine::send_fragmented(comm::node_id destination,
@@ -245,27 +261,28 @@ absl::StatusOr<token_manager*> engine::tm_for(const packet_header& header, comm:
 }
 
 absl::Status engine::run_loopback(bool& did_work) {
-  auto drain = [&]() -> absl::Status {
-    while (out_.has_loopback()) {
-      out_.take_loopback(loopback_packet_);
-      if (absl::Status s = handle_packet(self_, loopback_packet_); !s.ok()) return s;
-      did_work = true;
-    }
-    return absl::OkStatus();
-  };
-  // Bounded: each round either handles a loopback packet or ends; tokens to ourselves
-  // cannot multiply without limit because every TM and SIU is lazy. The local SIU's tokens
-  // and demands reach the local TMs before those decide: a TM that advanced first would
-  // send a token short of what this node's SIU was about to allow, costing a whole extra
-  // token round for the pulse everyone waits on.
+  // Bounded: each round either makes progress or ends, and tokens cannot multiply without
+  // limit because every TM and SIU is lazy. The local SIU advances before the local TMs
+  // decide: a TM that advanced first would send a token short of what this node's SIU was
+  // about to allow, costing a whole extra token round for the pulse everyone waits on.
   for (int rounds = 0; rounds < 64; ++rounds) {
+    bool progressed = false;
+    auto drain = [&]() -> absl::Status {
+      while (out_.has_loopback()) {
+        out_.take_loopback(loopback_packet_);
+        if (absl::Status s = handle_packet(self_, loopback_packet_); !s.ok()) return s;
+        progressed = true;
+      }
+      return absl::OkStatus();
+    };
     if (absl::Status s = drain(); !s.ok()) return s;
-    if (absl::Status s = siu_.advance(did_work); !s.ok()) return s;
+    if (absl::Status s = siu_.advance(progressed); !s.ok()) return s;
     if (absl::Status s = drain(); !s.ok()) return s;
     for (auto& tm : tms_) {
-      if (absl::Status s = tm->advance(did_work); !s.ok()) return s;
+      if (absl::Status s = tm->advance(progressed); !s.ok()) return s;
     }
-    if (!out_.has_loopback()) return absl::OkStatus();
+    if (!progressed) return absl::OkStatus();
+    did_work = true;
   }
   return absl::OkStatus();
 }
@@ -298,7 +315,7 @@ absl::Status engine::handle_packet(comm::node_id source, comm::byte_span bytes) 
                .stamp = header.stamp,
                .payload = whole});
       reassembly_[source].clear();
-      ++delivered_per_pulse_[header.stamp];
+      count_delivery(header.stamp);
       return absl::OkStatus();
     }
     case packet_type::direct: {
@@ -475,13 +492,24 @@ bool engine::flush_deliveries() {
   return true;
 }
 
+void engine::count_delivery(std::uint64_t pulse) {
+  // Pulses are few and mostly arrive in order: search from the back.
+  auto it = delivered_per_pulse_.end();
+  while (it != delivered_per_pulse_.begin() && std::prev(it)->first >= pulse) --it;
+  if (it != delivered_per_pulse_.end() && it->first == pulse) {
+    ++it->second;
+  } else {
+    delivered_per_pulse_.insert(it, {pulse, 1});
+  }
+}
+
 void engine::release_closed_pulses() {
   const std::uint64_t closed = siu_.closed();
-  while (!delivered_per_pulse_.empty() && delivered_per_pulse_.begin()->first <= closed) {
-    const auto [pulse, count] = *delivered_per_pulse_.begin();
-    deliver({.kind = delivery_kind::eop, .count = count, .stamp = pulse});
-    delivered_per_pulse_.erase(delivered_per_pulse_.begin());
+  auto it = delivered_per_pulse_.begin();
+  for (; it != delivered_per_pulse_.end() && it->first <= closed; ++it) {
+    deliver({.kind = delivery_kind::eop, .count = it->second, .stamp = it->first});
   }
+  delivered_per_pulse_.erase(delivered_per_pulse_.begin(), it);
 }
 
 }  // namespace iso::nicfw

@@ -17,9 +17,9 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
-#include <map>
 #include <memory>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -145,6 +145,8 @@ class engine {
                                                       comm::node_id source, const char* what);
   void deliver(const delivery& d);
   [[nodiscard]] bool flush_deliveries();
+  // One more item to announce in `pulse`'s EOP.
+  void count_delivery(std::uint64_t pulse);
   void release_closed_pulses();
   void fail(const absl::Status& status);
   void thread_main();
@@ -158,10 +160,13 @@ class engine {
   outbound out_;
   siu siu_;
   std::vector<std::unique_ptr<token_manager>> tms_;
-  std::map<std::uint64_t, std::uint32_t> delivered_per_pulse_;  // items awaiting their EOP
+  // Items delivered per pulse that awaits its EOP, in pulse order (a vector: a handful of
+  // pulses are open at a time, and the queue's storage is reused).
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> delivered_per_pulse_;
   std::deque<pending_delivery> overflow_;  // deliveries the host queue had no room for
   bool delivered_since_ring_ = false;
   submission scratch_submission_;
+  std::vector<delivery> scratch_markers_;  // isochron markers of one batch of submissions
   std::vector<count_entry> scratch_counts_;
   std::vector<std::byte> loopback_packet_;          // the loopback packet being handled
   std::vector<std::vector<std::byte>> reassembly_;  // per source: fragments so far

@@ -1,7 +1,7 @@
 // The NIC's sending side of the transport: packets go straight out when the path is free;
 // otherwise they wait, in order, in a per-destination backlog that is flushed on every
 // poll. Nothing is dropped, and packets to one destination never overtake each other.
-// Packets for this node itself (an SIU's tokens to the TM it hosts, and the answers) skip
+// Packets for this node itself (between TMs of adjacent switches hosted on one node) skip
 // the transport: they wait in a loopback queue that the engine handles in the same round.
 //
 // Every packet's header (the first piece, a packet_header) gets its sequence number for
@@ -48,7 +48,7 @@ class outbound {
   outbound(comm::transport& transport, bool paranoid);
 
   // Moves the oldest packet this node sent itself into `into`, whose old buffer is kept for
-  // a later loopback packet (tokens to the local TM flow on every pulse; reusing their
+  // a later loopback packet (tokens between co-hosted TMs flow on every pulse; reusing their
   // buffers keeps the allocator off that path). Precondition: has_loopback().
   [[nodiscard]] bool has_loopback() const { return !loopback_.empty(); }
   void take_loopback(std::vector<std::byte>& into) {

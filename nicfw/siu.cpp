@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_format.h"
+#include "nicfw/token_manager.hpp"
 #include "nicfw/wire.hpp"
 
 namespace iso::nicfw {
@@ -115,35 +116,77 @@ void siu::close_what_arrived() {
   }
 }
 
-absl::Status siu::send_token(packet_type type, std::uint64_t token) {
+absl::Status siu::send_token(packet_type type, std::uint64_t token, remote_tokens when) {
+  if (type == packet_type::park) {
+    // A park must come after every token it follows, and the owed ones carry our want.
+    bool sent = false;
+    if (absl::Status s = send_owed_tokens(sent); !s.ok()) return s;
+  }
+  reported_want_ = want_;
+  pulse_ = token;
+  // Other nodes first: this node's own TM copy is a function call away.
+  if (type == packet_type::siu_token && when == remote_tokens::next_round) {
+    owes_tokens_ = owes_tokens_ || tm_nodes_.size() > (local_tm_ != nullptr ? 1 : 0);
+  } else {
+    owes_tokens_ = false;
+    for (comm::node_id tm : tm_nodes_) {
+      if (tm == self_ && local_tm_ != nullptr) continue;
+      if (absl::Status s = send_token_to(tm, type, token); !s.ok()) return s;
+    }
+  }
+  if (local_tm_ == nullptr) return absl::OkStatus();
+  return send_token_to(self_, type, token);
+}
+
+absl::Status siu::send_owed_tokens(bool& did_work) {
+  if (!owes_tokens_) return absl::OkStatus();
+  owes_tokens_ = false;
+  did_work = true;
+  for (comm::node_id tm : tm_nodes_) {
+    if (tm == self_ && local_tm_ != nullptr) continue;
+    if (absl::Status s = send_token_to(tm, packet_type::siu_token, pulse_); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status siu::send_token_to(comm::node_id tm, packet_type type, std::uint64_t token) {
   // A park message carries the current pulse (no new token) with the final counts.
   const packet_header header{.type = type, .to_switch = switch_, .a = self_, .stamp = token};
   std::vector<count_entry>& entries = scratch_entries_;
-  for (comm::node_id tm : tm_nodes_) {
-    entries.clear();
-    for (comm::node_id d : dirty_) {
-      if (replicated_ && d != tm) continue;  // each copy forwards only its own node's count
-      entries.push_back({.source = self_, .destination = d, .count = sent_[d]});
+  entries.clear();
+  // A TM gets the counts that changed since its last token: each copy of a replicated TM
+  // forwards only its own node's count, a single TM forwards them all.
+  auto kept = dirty_.begin();
+  for (comm::node_id d : dirty_) {
+    if (replicated_ && d != tm) {
+      *kept++ = d;
+      continue;
     }
-    const token_body body{.want = want_, .entries = static_cast<std::uint32_t>(entries.size())};
-    const comm::byte_span pieces[3] = {std::as_bytes(std::span(&header, 1)),
-                                       std::as_bytes(std::span(&body, 1)),
-                                       std::as_bytes(std::span(entries))};
-    if (absl::Status s = out_.send(tm, pieces); !s.ok()) return s;
+    entries.push_back({.source = self_, .destination = d, .count = sent_[d]});
+    is_dirty_[d] = false;
   }
-  for (comm::node_id d : dirty_) is_dirty_[d] = false;
-  dirty_.clear();
-  reported_want_ = want_;
-  pulse_ = token;
-  return absl::OkStatus();
+  dirty_.erase(kept, dirty_.end());
+  if (tm == self_ && local_tm_ != nullptr) {
+    return type == packet_type::park ? local_tm_->on_park(self_, token, entries)
+                                     : local_tm_->on_siu_token(self_, token, want_, entries);
+  }
+  const token_body body{.want = want_, .entries = static_cast<std::uint32_t>(entries.size())};
+  const comm::byte_span pieces[3] = {std::as_bytes(std::span(&header, 1)),
+                                     std::as_bytes(std::span(&body, 1)),
+                                     std::as_bytes(std::span(entries))};
+  return out_.send(tm, pieces);
 }
 
 absl::Status siu::send_to_tms(const packet_header& header) {
   const comm::byte_span piece = std::as_bytes(std::span(&header, 1));
   for (comm::node_id tm : tm_nodes_) {
+    if (tm == self_ && local_tm_ != nullptr) continue;
     if (absl::Status s = out_.send(tm, std::span(&piece, 1)); !s.ok()) return s;
   }
-  return absl::OkStatus();
+  if (local_tm_ == nullptr) return absl::OkStatus();
+  // Last: the local copy may answer an unpark at once, which must find every request out.
+  return header.type == packet_type::unpark ? local_tm_->on_unpark(self_)
+                                            : local_tm_->on_siu_demand(self_, header.stamp);
 }
 
 absl::Status siu::send_demand() {
@@ -152,7 +195,7 @@ absl::Status siu::send_demand() {
       {.type = packet_type::demand, .to_switch = switch_, .a = kNoSwitch, .stamp = want_});
 }
 
-absl::Status siu::advance(bool& did_work) {
+absl::Status siu::advance(bool& did_work, remote_tokens when) {
   // Our TM sends token want_ once every SIU of its switch has sent want_ - K, so that is as
   // far as this SIU needs to go; going further would only raise its next stamps (which
   // start from its pulse) and cost every other SIU another token to match them.
@@ -168,7 +211,7 @@ absl::Status siu::advance(bool& did_work) {
   }
   if (state_ != state::active) return absl::OkStatus();
   if (token_due) {
-    if (absl::Status s = send_token(packet_type::siu_token, target); !s.ok()) return s;
+    if (absl::Status s = send_token(packet_type::siu_token, target, when); !s.ok()) return s;
     did_work = true;
   }
   if (token_due || pulse_ < needed) {
@@ -177,7 +220,7 @@ absl::Status siu::advance(bool& did_work) {
   }
   if (++idle_rounds_ < kIdleRoundsBeforePark) return absl::OkStatus();
   state_ = state::parked;
-  return send_token(packet_type::park, pulse_);
+  return send_token(packet_type::park, pulse_, remote_tokens::now);
 }
 
 }  // namespace iso::nicfw

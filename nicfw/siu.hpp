@@ -33,6 +33,8 @@
 
 namespace iso::nicfw {
 
+class token_manager;
+
 class siu {
  public:
   siu(comm::node_id self, const topology& topo, outbound& out);
@@ -58,8 +60,24 @@ class siu {
   // isotach invariant was broken (a bug, or a peer that does not follow the protocol).
   [[nodiscard]] absl::Status on_iso_data(comm::node_id source, std::uint64_t stamp);
 
+  // This node's NIC runs the TM (or the TM copy) of the SIU's switch: tokens, demands, park
+  // and unpark reach it by a call instead of a packet, and it answers the same way
+  // (token_manager::attach_local_siu).
+  void attach_local_tm(token_manager& tm) { local_tm_ = &tm; }
+
+  // When a token goes to the TMs on other nodes: `now`, right behind a batch of isotach
+  // data (every receiver needs it to close its pulse); or at the engine's next round, so
+  // that a pulse this node's own TM copy has just closed reaches the host first, and, when
+  // the host answers at once (a reply, the next isochron), one token carries both.
+  enum class remote_tokens { now, next_round };
+
   // Sends the tokens and demands that are due; returns whether it sent anything.
-  [[nodiscard]] absl::Status advance(bool& did_work);
+  [[nodiscard]] absl::Status advance(bool& did_work,
+                                     remote_tokens when = remote_tokens::next_round);
+
+  // Sends the last token to the TMs on other nodes if they have not had it.
+  [[nodiscard]] absl::Status send_owed_tokens(bool& did_work);
+  [[nodiscard]] bool owes_tokens() const { return owes_tokens_; }
 
   // Every pulse <= closed() is complete here: no isotach packet for it can still arrive.
   [[nodiscard]] std::uint64_t closed() const { return closed_; }
@@ -70,9 +88,10 @@ class siu {
 
  private:
   enum class state { active, parked, unparking };
-  [[nodiscard]] absl::Status send_token(packet_type type, std::uint64_t token);
+  [[nodiscard]] absl::Status send_token(packet_type type, std::uint64_t token, remote_tokens when);
+  [[nodiscard]] absl::Status send_token_to(comm::node_id tm, packet_type type, std::uint64_t token);
   [[nodiscard]] absl::Status send_demand();
-  // Sends one header-only packet to every TM node.
+  // Sends one header-only packet (a demand or an unpark) to every TM node.
   [[nodiscard]] absl::Status send_to_tms(const packet_header& header);
   void close_what_arrived();
 
@@ -82,6 +101,7 @@ class siu {
   std::uint16_t switch_;  // this node's switch, whose TM gets our tokens
   std::uint64_t tokens_per_loop_;
   outbound& out_;
+  token_manager* local_tm_ = nullptr;
   std::uint64_t pulse_ = 0;          // last token sent
   std::uint64_t tm_token_ = 0;       // last TM token received
   std::uint64_t resume_floor_ = 0;   // the pulse the SIU last resumed from after parking
@@ -90,6 +110,7 @@ class siu {
   state state_ = state::active;
   std::size_t unpark_answers_ = 0;  // copies that have yet to answer an unpark
   std::uint32_t idle_rounds_ = 0;   // advance() calls with nothing to do, while active
+  bool owes_tokens_ = false;        // TMs on other nodes have not had token pulse_ yet
   std::uint64_t last_stamp_ = 0;
   std::uint64_t closed_ = 0;
   struct expectation {
@@ -103,7 +124,7 @@ class siu {
   std::vector<std::uint64_t> received_from_;  // per sender: packets that have arrived
   std::uint32_t unsatisfied_ = 0;             // senders with received_from_ < required_
   std::vector<std::uint64_t> sent_;           // cumulative isotach packets sent, per destination
-  std::vector<comm::node_id> dirty_;          // destinations whose count changed since last token
+  std::vector<comm::node_id> dirty_;          // destinations whose count no token has carried yet
   std::vector<bool> is_dirty_;
   std::vector<count_entry> scratch_entries_;
 };

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_format.h"
+#include "nicfw/siu.hpp"
 
 namespace iso::nicfw {
 
@@ -100,6 +101,10 @@ absl::Status token_manager::take_want(std::size_t input, std::uint64_t want) {
     if (i == input) continue;
     const port& p = ports_[i];
     if (p.parked || !serves(p)) continue;
+    if (is_local_siu(p)) {
+      local_siu_->on_demand(want);
+      continue;
+    }
     const packet_header header{
         .type = packet_type::demand,
         .to_switch = p.is_link ? static_cast<std::uint16_t>(p.peer_switch) : kToSiu,
@@ -162,6 +167,10 @@ absl::Status token_manager::on_unpark(comm::node_id from) {
   // SIU still knows that this node's pulse is at least (TM token) - K.
   p.parked = false;
   p.last_token = std::max(p.last_token, pulse_);
+  if (is_local_siu(p)) {
+    local_siu_->on_unparked(p.last_token);
+    return absl::OkStatus();
+  }
   const packet_header header{.type = packet_type::unparked, .a = switch_, .stamp = p.last_token};
   const comm::byte_span piece = std::as_bytes(std::span(&header, 1));
   return out_.send(p.node, std::span(&piece, 1));
@@ -186,6 +195,10 @@ absl::Status token_manager::send_token(port& to, std::uint64_t token) {
   }
   to.dirty.clear();
   to.dirty_set.clear();
+  if (is_local_siu(to)) {
+    local_siu_->on_tm_token(token, want_, entries);
+    return absl::OkStatus();
+  }
   const packet_header header{
       .type = to.is_link ? packet_type::link_token : packet_type::tm_token,
       .to_switch = to.is_link ? static_cast<std::uint16_t>(to.peer_switch) : kToSiu,

@@ -33,6 +33,8 @@
 
 namespace iso::nicfw {
 
+class siu;
+
 class token_manager {
  public:
   // `self` is the node whose NIC runs this TM (the copy's node, for a replicated TM).
@@ -40,6 +42,10 @@ class token_manager {
                 outbound& out);
 
   [[nodiscard]] std::uint32_t switch_index() const { return switch_; }
+
+  // The SIU of this NIC's node, when it is attached to this switch: its tokens, demands and
+  // unpark answers are calls instead of packets (siu::attach_local_tm).
+  void attach_local_siu(siu& s) { local_siu_ = &s; }
 
   // Inbound, from an SIU attached to this switch or from an adjacent TM. Errors
   // (InvalidArgument) name the sender when it is not an input of this TM or skips a token.
@@ -82,6 +88,9 @@ class token_manager {
   // Whether tokens, counts and demands go out through `p` (a replicated TM serves its own
   // node only).
   [[nodiscard]] bool serves(const port& p) const { return !replicated_ || p.node == self_; }
+  [[nodiscard]] bool is_local_siu(const port& p) const {
+    return !p.is_link && p.node == self_ && local_siu_ != nullptr;
+  }
 
   const topology& topo_;
   std::uint32_t switch_;
@@ -89,6 +98,7 @@ class token_manager {
   bool replicated_;
   std::uint64_t tokens_per_loop_;
   outbound& out_;
+  siu* local_siu_ = nullptr;
   std::vector<port> ports_;
   absl::flat_hash_map<comm::node_id, std::size_t> siu_port_;
   absl::flat_hash_map<std::uint32_t, std::size_t> link_port_;

@@ -7,11 +7,25 @@
 #include <cstring>
 #include <memory>
 #include <span>
+#include <utility>
 
 namespace iso::runtime {
 
 class byte_buffer {
  public:
+  byte_buffer() = default;
+  // A moved-from buffer is empty and has no storage.
+  byte_buffer(byte_buffer&& other) noexcept
+      : data_(std::move(other.data_)),
+        size_(std::exchange(other.size_, 0)),
+        capacity_(std::exchange(other.capacity_, 0)) {}
+  byte_buffer& operator=(byte_buffer&& other) noexcept {
+    data_ = std::move(other.data_);
+    size_ = std::exchange(other.size_, 0);
+    capacity_ = std::exchange(other.capacity_, 0);
+    return *this;
+  }
+
   void append(const void* bytes, std::size_t n) {
     if (size_ + n > capacity_) grow(size_ + n);
     if (n != 0) std::memcpy(data_.get() + size_, bytes, n);
@@ -25,6 +39,7 @@ class byte_buffer {
   void clear() { size_ = 0; }
   [[nodiscard]] bool empty() const { return size_ == 0; }
   [[nodiscard]] std::size_t size() const { return size_; }
+  [[nodiscard]] std::size_t capacity() const { return capacity_; }
   [[nodiscard]] std::span<const std::byte> bytes() const { return {data_.get(), size_}; }
 
  private:

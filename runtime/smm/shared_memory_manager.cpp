@@ -205,8 +205,8 @@ absl::Status shared_memory_manager::end() {
     return absl::OkStatus();
   }
   std::vector<std::byte> local(local_stream.begin(), local_stream.end());
-  std::vector<nicfw::isochron_part> parts;
-  parts.reserve(remote.size());
+  std::vector<nicfw::isochron_part>& parts = scratch_parts_;
+  parts.clear();
   for (node_id n : remote) parts.push_back({n, builder_.stream(n)});
   const std::uint32_t sequence = next_sequence_++;
   if (builder_.total_bytes() + 64 * parts.size() > nic_.channel().max_record()) {
@@ -388,13 +388,12 @@ void shared_memory_manager::on_delivery(const nicfw::delivery& d) {
   switch (d.kind) {
     case nicfw::delivery_kind::iso_data:
       nic_.credits().host_received(d.source, nicfw::credit_class::isotach, d.payload.size());
-      buckets_[d.stamp].push_back(
-          {d.source, false, d.sequence, {d.payload.begin(), d.payload.end()}});
+      buckets_.add(d.stamp, d.source, d.sequence, d.payload);
       return;
     case nicfw::delivery_kind::marker:
       if (options_.paranoid) echoes_.marker(d.sequence, d.stamp);
       last_stamp_ = std::max(last_stamp_, d.stamp);
-      buckets_[d.stamp].push_back({self_, true, d.sequence, {}});
+      buckets_.add_marker(d.stamp, self_, d.sequence);
       return;
     case nicfw::delivery_kind::eop:
       due_pulses_.emplace_back(d.stamp, d.count);
@@ -462,20 +461,20 @@ absl::Status shared_memory_manager::run_local_part(const local_part& part, std::
 }
 
 absl::Status shared_memory_manager::run_pulse(std::uint64_t pulse, std::uint32_t count) {
-  std::vector<bucket_item> items;
-  if (auto it = buckets_.find(pulse); it != buckets_.end()) {
-    items = std::move(it->second);
-    buckets_.erase(it);
-  }
+  std::vector<bucket_item> items = buckets_.take(pulse);
   ISO_CHECK(items.size() == count) << "EOP for pulse " << pulse << " counts " << count
                                    << " items, the bucket holds " << items.size();
   // (pulse, pid, rank): per sender the bucket is already in rank order (FIFO), so a stable
   // sort by sender is the whole ordering.
-  std::stable_sort(items.begin(), items.end(),
-                   [](const bucket_item& a, const bucket_item& b) { return a.source < b.source; });
+  // Usually there is one sender, and then nothing to sort (stable_sort would still allocate).
+  auto by_sender = [](const bucket_item& a, const bucket_item& b) { return a.source < b.source; };
+  if (!std::is_sorted(items.begin(), items.end(), by_sender)) {
+    std::stable_sort(items.begin(), items.end(), by_sender);
+  }
   queue_.begin_batch(pulse);
   absl::Status executed = run_items(pulse, items);
   queue_.end_batch();
+  buckets_.recycle(std::move(items));
   if (!executed.ok()) return executed;
   executed_pulse_ = pulse;
   return absl::OkStatus();
@@ -486,7 +485,9 @@ absl::Status shared_memory_manager::run_items(std::uint64_t pulse,
   for (const bucket_item& item : items) {
     if (!item.own_marker) {
       const std::size_t queued_before = queue_.payload_bytes();
-      if (absl::Status s = run_stream(item.source, pulse, false, item.ops); !s.ok()) return s;
+      if (absl::Status s = run_stream(item.source, pulse, false, item.ops.bytes()); !s.ok()) {
+        return s;
+      }
       // What went into the receive queue stays charged until the application takes it.
       const std::size_t queued = queue_.payload_bytes() - queued_before;
       nic_.credits().host_free(item.source, nicfw::credit_class::isotach,

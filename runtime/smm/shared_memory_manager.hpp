@@ -12,7 +12,6 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
-#include <map>
 #include <memory>
 #include <vector>
 
@@ -26,6 +25,7 @@
 #include "runtime/smm/isochron_builder.hpp"
 #include "runtime/smm/local_memory.hpp"
 #include "runtime/smm/page_table.hpp"
+#include "runtime/smm/pulse_buckets.hpp"
 #include "runtime/smm/read_slots.hpp"
 #include "runtime/smm/receive_queue.hpp"
 
@@ -140,12 +140,6 @@ class shared_memory_manager final : public execution_sink {
                                       std::uint64_t instance) override;
 
  private:
-  struct bucket_item {
-    node_id source;
-    bool own_marker;
-    std::uint32_t sequence;      // the issuer's isochron number
-    std::vector<std::byte> ops;  // remote
-  };
   struct local_part {
     bool net;                // has a remote part: runs when its marker comes up
     std::uint32_t sequence;  // net only
@@ -179,8 +173,9 @@ class shared_memory_manager final : public execution_sink {
   std::uint64_t next_rank_ = 0;
   std::uint32_t next_sequence_ = 0;
   absl::flat_hash_set<std::uint64_t> outstanding_scheds_;
-  std::map<std::uint64_t, std::vector<bucket_item>> buckets_;
-  std::deque<local_part> hit_;  // local parts not yet executed, in issue order
+  pulse_buckets buckets_;
+  std::vector<nicfw::isochron_part> scratch_parts_;  // end()'s, kept for its capacity
+  std::deque<local_part> hit_;                       // local parts not yet executed, in issue order
   std::vector<std::pair<std::uint64_t, std::uint32_t>> due_pulses_;  // EOPs seen, not run
   absl::flat_hash_map<std::uint32_t, message_handler> handlers_;
   receive_queue queue_;

@@ -117,7 +117,8 @@ struct cluster {
     nics[i]->channel().host_poll([&](const delivery& d) { hosts[i].on_delivery(d); });
   }
 
-  // Pumps until every host has executed everything it was sent and every marker's EOP.
+  // Pumps until every host has executed everything it was sent, has its markers (a NIC may
+  // deliver one after the receivers already have the isochron), and every marker's EOP.
   void drain(std::uint64_t expected_packets_total) {
     const absl::Time deadline = absl::Now() + absl::Seconds(60);
     for (;;) {
@@ -126,7 +127,7 @@ struct cluster {
       bool all_closed = true;
       for (const fake_host& h : hosts) {
         packets += h.packets;
-        if (!h.items.empty()) all_closed = false;
+        if (!h.items.empty() || h.marker_stamps.size() != h.next_sequence) all_closed = false;
       }
       if (packets == expected_packets_total && all_closed) return;
       ASSERT_LT(absl::Now(), deadline)
@@ -237,6 +238,38 @@ TEST(Engine, ParkedSiusResumeWithReplicatedTms) {
     c.drain(expected);
   }
   c.expect_consistent();
+}
+
+// A ping-pong between two nodes costs each node one token packet per isochron: the token a
+// receiver sends while closing the ping's pulse waits for the NIC's next round, and the
+// reply's token, sent right behind the reply, carries it. An SIU and its own node's TM
+// copy call each other, so no token goes to the node itself.
+TEST(Engine, PingPongCostsOneTokenPerIsochron) {
+  cluster c(std::make_shared<topology>(topology::single_switch(2)), placement::inline_poll);
+  constexpr int kRounds = 200;
+  for (int round = 0; round < kRounds; ++round) {
+    for (comm::node_id from : {0u, 1u}) {
+      const comm::node_id to = 1 - from;
+      c.submit(from, {to});
+      const std::uint64_t expected = round + 1;
+      const absl::Time deadline = absl::Now() + absl::Seconds(60);
+      // Polls the receiver first, so the reply goes out as soon as the ping's pulse closes.
+      while (c.hosts[to].packets < expected || !c.hosts[to].items.empty()) {
+        c.pump(to);
+        c.pump(from);
+        ASSERT_LT(absl::Now(), deadline) << "round " << round << " never closed at " << to;
+      }
+    }
+  }
+  c.expect_consistent();
+  for (comm::node_id n : {0u, 1u}) {
+    const peer_counts to_peer = c.nics[n]->counts(1 - n);
+    const peer_counts to_self = c.nics[n]->counts(n);
+    const auto siu_tokens = static_cast<std::size_t>(packet_type::siu_token);
+    EXPECT_LE(to_peer.packets_sent[siu_tokens], kRounds + 4) << "node " << n;
+    EXPECT_EQ(to_self.packets_sent[siu_tokens], 0u) << "node " << n;
+    EXPECT_EQ(to_self.packets_sent[static_cast<std::size_t>(packet_type::tm_token)], 0u);
+  }
 }
 
 TEST(Engine, ThreeSwitchChainKeepsTheIsotachContract) {
