@@ -68,8 +68,19 @@ void siu::on_tm_token(std::uint64_t token, std::uint64_t want,
   tm_token_ = std::max(tm_token_, token);
   want_ = std::max(want_, want);
   reported_want_ = std::max(reported_want_, want);
-  expected_.push_back({token, {counts.begin(), counts.end()}});
-  close_what_arrived();
+  if (!expected_.empty()) {
+    expected_.push_back({token, {counts.begin(), counts.end()}});
+    close_what_arrived();
+    return;
+  }
+  // Nothing earlier is pending (the usual case): the counts apply at once, and need no copy.
+  for (const count_entry& e : counts) require(e);
+  if (unsatisfied_ == 0) {
+    closed_ = std::max(closed_, token - 1);
+    return;
+  }
+  expected_.push_back({token, {}});
+  front_applied_ = true;
 }
 
 void siu::require(const count_entry& entry) {
