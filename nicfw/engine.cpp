@@ -9,6 +9,16 @@
 #include "nicfw/placement.hpp"
 
 namespace iso::nicfw {
+namespace {
+
+// Isochrons stamped per batch, before the batch's token goes out. A stream of isochrons
+// (the whole host queue, when the host issues faster than the NIC sends) would otherwise be
+// one batch: receivers could close nothing, and so free no credits, until its end, and its
+// markers would wait in a buffer larger than the cache. With a cap the stream's pulses
+// close while it flows (mbm-bench's isotach stream, for one, runs faster).
+constexpr std::size_t kIsochronsPerBatch = 256;
+
+}  // namespace
 
 engine::engine(comm::node_id self, std::shared_ptr<const topology> topo,
                std::unique_ptr<comm::transport> transport, const engine_options& options)
@@ -173,7 +183,8 @@ absl::Status engine::take_submissions(bool& did_work) {
   std::vector<delivery>& markers = scratch_markers_;
   markers.clear();
   bool parked = false;
-  while (!out_.has_backlog() && channel_.nic_peek_submission(sub)) {
+  while (markers.size() < kIsochronsPerBatch && !out_.has_backlog() &&
+         channel_.nic_peek_submission(sub)) {
     if (sub.kind == submission::kind_t::isochron && !siu_.may_stamp()) {
       // Parked: ask the TM first; the isochron waits in the queue until the answer.
       parked = true;
