@@ -82,6 +82,9 @@ void engine::thread_main() {
     });
     idle_since = absl::Now();
   }
+  // Other nodes may need the last tokens to close pulses (to see this node fail, for one).
+  bool sent = false;
+  if (absl::Status s = siu_.send_owed_tokens(sent); !s.ok()) fail(s);
 }
 
 absl::Status engine::poll(bool& did_work) {
@@ -144,7 +147,7 @@ absl::Status engine::poll_once(bool& did_work) {
   if (!flush_deliveries()) did_work = true;
 
   if (absl::Status s = take_submissions(did_work); !s.ok()) return s;
-  // Tokens the SIU held back last round, unless an isochron just took them along.
+  // Tokens the SIU held back last round (thread mode), unless an isochron took them along.
   if (absl::Status s = siu_.send_owed_tokens(did_work); !s.ok()) return s;
 
   absl::Status packet_status;
@@ -167,6 +170,12 @@ absl::Status engine::poll_once(bool& did_work) {
     delivered_since_ring_ = false;
     did_work = true;
     channel_.nic_ring_host();
+  }
+  if (inline_) {
+    // Inline, the next round comes only when the host calls into the runtime again, and
+    // other nodes may need these tokens to close pulses before that (to see this node fail,
+    // for one): they go now, after the pulses they close here are in the host queue.
+    if (absl::Status s = siu_.send_owed_tokens(did_work); !s.ok()) return s;
   }
   did_work |= siu_.owes_tokens();  // the next round sends them: no sleeping before it
   pulse_.store(siu_.pulse(), std::memory_order_relaxed);

@@ -66,9 +66,9 @@ class siu {
   void attach_local_tm(token_manager& tm) { local_tm_ = &tm; }
 
   // When a token goes to the TMs on other nodes: `now`, right behind a batch of isotach
-  // data (every receiver needs it to close its pulse); or at the engine's next round, so
-  // that a pulse this node's own TM copy has just closed reaches the host first, and, when
-  // the host answers at once (a reply, the next isochron), one token carries both.
+  // data (every receiver needs it to close its pulse); or when the engine calls
+  // send_owed_tokens(), so that a pulse this node's own TM copy has just closed reaches the
+  // host first.
   enum class remote_tokens { now, next_round };
 
   // Sends the tokens and demands that are due; returns whether it sent anything.
