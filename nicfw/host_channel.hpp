@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <span>
@@ -47,7 +48,8 @@ struct delivery {
   std::uint32_t sequence = 0;  // marker; iso_data: the sender's isochron number
   std::uint32_t count = 0;     // eop
   std::uint64_t stamp = 0;     // iso_data, marker, eop
-  byte_span payload{};         // iso_data, direct; valid during the upcall only
+  byte_span payload{};         // iso_data, direct; valid during the upcall only, unless held
+  std::uint64_t record = 0;    // names the record for host_release() once it is held
 };
 
 // A submission the NIC reads from the send queue.
@@ -75,6 +77,13 @@ class host_channel {
   [[nodiscard]] bool host_send_direct(node_id destination, std::span<const byte_span> pieces);
   // Host: hands every waiting delivery to `upcall`, in order; returns how many.
   std::size_t host_poll(const std::function<void(const delivery&)>& upcall);
+  // Host, from within host_poll's upcall: keeps the delivery's record (and its payload) in
+  // the queue after the upcall returns, until host_release(d.record). Records behind it
+  // are handled as usual, but their space is reused only once it is released: a record
+  // held for long leaves the NIC less room.
+  void host_hold() { hold_current_ = true; }
+  void host_release(std::uint64_t record);
+  [[nodiscard]] bool host_holds_records() const { return !held_.empty(); }
   // Host: sleeps until the NIC delivers something or `timeout` passes.
   void host_wait(absl::Duration timeout);
   [[nodiscard]] bool host_has_deliveries() const;
@@ -104,6 +113,12 @@ class host_channel {
   comm::ring_producer to_host_producer_;
   comm::ring_consumer to_host_consumer_;
   comm::doorbell host_bell_;
+  struct held_record {
+    std::uint64_t end;  // ring position just past the record
+    bool released;
+  };
+  std::deque<held_record> held_;  // the oldest held record and every record after it
+  bool hold_current_ = false;
   std::vector<byte_span> scratch_pieces_;
   std::vector<std::byte> scratch_headers_;
 };

@@ -6,14 +6,33 @@
 
 namespace iso {
 
+// A received message: in place in the NIC's receive queue until its node's next receive,
+// then (if the application still holds it) in a copy of its own.
 struct message::holder {
-  std::vector<std::byte> bytes;
+  detail::node_state* owner = nullptr;
+  std::weak_ptr<const void> owner_alive;
+  node_id source = 0;
+  std::uint64_t record = 0;  // the queue record it is in, while in place
+  bool in_place = true;
+  std::span<const std::byte> view;
+  std::vector<std::byte> copy;
+
+  holder() = default;
+  holder(const holder&) = delete;
+  holder& operator=(const holder&) = delete;
+  ~holder() {
+    if (in_place && !owner_alive.expired()) owner->drop_in_place(this);
+  }
 };
 
 message::message() = default;
 message::message(message&&) noexcept = default;
 message& message::operator=(message&&) noexcept = default;
 message::~message() = default;
+
+std::span<const std::byte> message::bytes() const {
+  return holder_ ? holder_->view : std::span<const std::byte>();
+}
 
 namespace detail {
 
@@ -32,8 +51,15 @@ node_state::node_state(std::unique_ptr<runtime::bootstrap> boot, std::unique_ptr
                                 .trace = opts.trace,
                                 .credit_timeout = absl::FromChrono(opts.barrier_timeout),
                                 .paranoid = opts.paranoid}) {
-  smm_.set_plain_receiver([this](node_id source, std::span<const std::byte> bytes) {
-    inbox_.emplace_back(source, std::vector<std::byte>(bytes.begin(), bytes.end()));
+  smm_.set_plain_receiver(
+      [this](node_id source, std::span<const std::byte> bytes, std::uint64_t record) {
+        inbox_.push_back({source, bytes, record});
+      });
+  // Received messages hold their place in the NIC's queue, and nothing behind them can
+  // reuse it: when the queue runs full, they move out.
+  smm_.set_queue_pressure_handler([this] {
+    move_out_of_place();
+    copy_inbox_out_of_place();
   });
   nic_->start();
 }
@@ -90,11 +116,13 @@ absl::Status node_state::send(node_id to, std::span<const std::byte> bytes) {
 }
 
 absl::StatusOr<message> node_state::receive() {
+  move_out_of_place();
   if (absl::Status s = smm_.wait_for([this] { return !inbox_.empty(); }); !s.ok()) return s;
   return pop_inbox();
 }
 
 absl::StatusOr<std::optional<message>> node_state::try_receive() {
+  move_out_of_place();
   bool did = false;
   if (absl::Status s = smm_.progress(did); !s.ok()) return s;
   if (inbox_.empty()) return std::optional<message>();
@@ -102,14 +130,58 @@ absl::StatusOr<std::optional<message>> node_state::try_receive() {
 }
 
 message node_state::pop_inbox() {
+  received& r = inbox_.front();
   message out;
-  smm_.free_plain(inbox_.front().first, inbox_.front().second.size());
-  out.source_ = inbox_.front().first;
-  out.holder_ =
-      std::make_unique<message::holder>(message::holder{std::move(inbox_.front().second)});
+  out.source_ = r.source;
+  out.holder_ = std::make_unique<message::holder>();
+  message::holder& h = *out.holder_;
+  h.owner = this;
+  h.owner_alive = alive_;
+  h.source = r.source;
+  h.record = r.record;
+  h.in_place = r.in_place;
+  h.copy = std::move(r.copy);  // a moved vector keeps its buffer: the view stays valid
+  h.view = r.bytes;
+  if (h.in_place) {
+    in_place_.push_back(&h);
+  } else {
+    smm_.free_plain(h.source, h.view.size());  // copied out under pressure: it is received now
+  }
   inbox_.pop_front();
-  out.bytes_ = out.holder_->bytes;
   return out;
+}
+
+void node_state::give_back(message::holder& h) {
+  h.in_place = false;
+  smm_.release_plain(h.record);
+  smm_.free_plain(h.source, h.view.size());
+}
+
+void node_state::drop_in_place(message::holder* h) {
+  give_back(*h);
+  in_place_.erase(std::find(in_place_.begin(), in_place_.end(), h));
+}
+
+void node_state::copy_inbox_out_of_place() {
+  for (received& r : inbox_) {
+    if (!r.in_place) continue;
+    r.copy.assign(r.bytes.begin(), r.bytes.end());
+    r.in_place = false;
+    smm_.release_plain(r.record);  // the credits stay used until the message is received
+    r.bytes = r.copy;
+  }
+}
+
+void node_state::move_out_of_place() {
+  // Messages the application still holds from earlier receives get copies of their own,
+  // so that holding one never keeps the NIC's queue (and the sender's credits) from being
+  // reused; the usual receive-use-drop pattern copies nothing.
+  for (message::holder* h : in_place_) {
+    h->copy.assign(h->view.begin(), h->view.end());
+    give_back(*h);
+    h->view = h->copy;
+  }
+  in_place_.clear();
 }
 
 absl::StatusOr<notice> node_state::iso_receive() {

@@ -49,6 +49,9 @@ class node_state {
   [[nodiscard]] absl::StatusOr<message> receive();
   [[nodiscard]] absl::StatusOr<std::optional<message>> try_receive();
   [[nodiscard]] absl::StatusOr<notice> iso_receive();
+  // A received message the application dropped before the next receive: its place in the
+  // NIC's queue, and the sender's credits, are free again.
+  void drop_in_place(message::holder* h);
   [[nodiscard]] absl::StatusOr<std::optional<notice>> try_iso_receive();
   // Runs `op` (which adds one operation) in an isochron of its own.
   [[nodiscard]] absl::Status one_op_isochron(absl::FunctionRef<absl::Status()> op);
@@ -59,8 +62,20 @@ class node_state {
   iso::options options_;
   runtime::shared_memory_manager smm_;
   message pop_inbox();
+  void give_back(message::holder& h);
+  void move_out_of_place();
+  void copy_inbox_out_of_place();
 
-  std::deque<std::pair<node_id, std::vector<std::byte>>> inbox_;
+  struct received {
+    node_id source;
+    std::span<const std::byte> bytes;  // in the NIC's receive queue (held there), or in copy
+    std::uint64_t record;
+    bool in_place = true;
+    std::vector<std::byte> copy{};
+  };
+  std::deque<received> inbox_;
+  std::vector<message::holder*> in_place_;  // received messages still in the NIC's queue
+  std::shared_ptr<const int> alive_ = std::make_shared<const int>(0);  // expires with this
 };
 
 // Throws iso::error carrying `status` (which must not be OK).

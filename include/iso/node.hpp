@@ -38,10 +38,12 @@ namespace detail {
 class node_state;
 }
 
-// A message received by node::receive(). Its bytes are not copied out of the transport
-// buffer: they stay valid while the message object lives, and the buffer space returns to
-// the sender when it is destroyed (so keep few messages alive at once: a sender whose
-// buffer is full waits).
+// A message received by node::receive(). Its bytes are not copied: they stay where the NIC
+// delivered them until the message is destroyed or the node's next receive() or
+// try_receive(), whichever comes first, and their space (with the sender's credits) is
+// then reused. A message still alive at the next receive gets a copy of its bytes then, so
+// holding messages is always safe: bytes() stays valid while the message lives (and its
+// node exists, if no receive came after it).
 class message {
  public:
   message();
@@ -50,13 +52,12 @@ class message {
   ~message();
 
   [[nodiscard]] node_id source() const { return source_; }
-  [[nodiscard]] std::span<const std::byte> bytes() const { return bytes_; }
+  [[nodiscard]] std::span<const std::byte> bytes() const;
 
  private:
   friend class detail::node_state;
   struct holder;
   node_id source_ = 0;
-  std::span<const std::byte> bytes_;
   std::unique_ptr<holder> holder_;
 };
 

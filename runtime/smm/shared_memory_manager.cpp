@@ -428,7 +428,10 @@ void shared_memory_manager::on_delivery(const nicfw::delivery& d) {
       }
       if (tag == direct_tag::plain && d.payload.size() >= sizeof(plain_header)) {
         nic_.credits().host_received(d.source, nicfw::credit_class::direct, d.payload.size());
-        if (on_plain_) on_plain_(d.source, d.payload.subspan(sizeof(plain_header)));
+        if (on_plain_) {
+          nic_.channel().host_hold();
+          on_plain_(d.source, d.payload.subspan(sizeof(plain_header)), d.record);
+        }
         return;
       }
       break;
@@ -521,6 +524,10 @@ absl::Status shared_memory_manager::progress(bool& did_work) {
   const std::size_t handled =
       nic_.channel().host_poll([this](const nicfw::delivery& d) { on_delivery(d); });
   did_work |= handled != 0;
+  if (nic_.overflow() != 0 && nic_.channel().host_holds_records() && on_pressure_) {
+    on_pressure_();
+    did_work = true;
+  }
   if (!delivery_error_.ok()) return delivery_error_;
   for (std::size_t i = 0; i < due_pulses_.size(); ++i) {
     if (absl::Status s = run_pulse(due_pulses_[i].first, due_pulses_[i].second); !s.ok()) {

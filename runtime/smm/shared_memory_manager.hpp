@@ -96,15 +96,23 @@ class shared_memory_manager final : public execution_sink {
   // record with the headers around it.
   [[nodiscard]] std::size_t max_message_size() const { return nic_.channel().max_record() - 256; }
 
-  // Plain (non-isotach) packets between hosts, FIFO per pair; `on_plain` gets them.
+  // Plain (non-isotach) packets between hosts, FIFO per pair; `on_plain` gets them, in
+  // place: the bytes stay in the NIC's receive queue until release_plain(record), and the
+  // sender's buffer space is used until free_plain(source, bytes.size()) (flow control).
   [[nodiscard]] absl::Status send_plain(node_id to, std::span<const std::byte> bytes);
-  // The application took a plain message of `bytes` from `source` / a notice: their buffer
-  // space goes back to the sender (flow control).
-  void free_plain(node_id source, std::size_t bytes);
-  void free_notice(const notice& n);
-  void set_plain_receiver(std::function<void(node_id, std::span<const std::byte>)> on_plain) {
-    on_plain_ = std::move(on_plain);
+  using plain_receiver =
+      std::function<void(node_id source, std::span<const std::byte> bytes, std::uint64_t record)>;
+  void set_plain_receiver(plain_receiver on_plain) { on_plain_ = std::move(on_plain); }
+  // Called when the NIC holds deliveries back because its receive queue is full while
+  // plain messages are held in it: the receiver should give their records back (copying
+  // what it still needs), or the queue could stay full for good.
+  void set_queue_pressure_handler(std::function<void()> on_pressure) {
+    on_pressure_ = std::move(on_pressure);
   }
+  void release_plain(std::uint64_t record) { nic_.channel().host_release(record); }
+  void free_plain(node_id source, std::size_t bytes);
+  // The application took a notice: its buffer space goes back to the sender.
+  void free_notice(const notice& n);
 
   // One round of progress: the NIC (inline mode), then deliveries and due pulses.
   [[nodiscard]] absl::Status progress(bool& did_work);
@@ -180,7 +188,8 @@ class shared_memory_manager final : public execution_sink {
   absl::flat_hash_map<std::uint32_t, message_handler> handlers_;
   receive_queue queue_;
   echo_checker echoes_;
-  std::function<void(node_id, std::span<const std::byte>)> on_plain_;
+  plain_receiver on_plain_;
+  std::function<void()> on_pressure_;
   std::vector<trace_event> trace_;
   std::uint64_t executed_pulse_ = 0;
   std::uint64_t last_stamp_ = 0;
