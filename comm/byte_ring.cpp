@@ -1,5 +1,6 @@
 #include "comm/byte_ring.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "base/check.hpp"
@@ -107,6 +108,28 @@ void ring_consumer::release_to(std::uint64_t position) {
 
 bool ring_consumer::has_pending() const {
   return header_at(data_, read_ & mask_).load(std::memory_order_acquire) != 0;
+}
+
+void ordered_release::handled(ring_consumer& ring, std::uint64_t end, bool keep) {
+  if (keep || !records_.empty()) {
+    records_.push_back({end, !keep});
+  } else {
+    ring.release_to(end);
+  }
+}
+
+bool ordered_release::release(ring_consumer& ring, std::uint64_t end) {
+  auto it = std::find_if(records_.begin(), records_.end(),
+                         [end](const record& r) { return r.end == end; });
+  if (it == records_.end() || it->released) return false;
+  it->released = true;
+  std::uint64_t release_to = 0;
+  while (!records_.empty() && records_.front().released) {
+    release_to = records_.front().end;
+    records_.pop_front();
+  }
+  if (release_to != 0) ring.release_to(release_to);
+  return true;
 }
 
 }  // namespace iso::comm

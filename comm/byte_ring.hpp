@@ -18,12 +18,14 @@
 // just the lines that carry records.
 //
 //   ring_producer p(memory, capacity);        ring_consumer c(memory, capacity);
-//   p.try_push(pieces, total);                 if (auto r = c.peek()) { use(*r); c.release_to(end); }
+//   p.try_push(pieces, total);                 if (auto r = c.peek()) { use(*r); c.release_to(end);
+//   }
 #pragma once
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <span>
 
@@ -67,8 +69,8 @@ class ring_producer {
   std::atomic<std::uint64_t>* released_;
   std::uint64_t capacity_;
   std::uint64_t mask_;
-  std::uint64_t tail_ = 0;        // next position to write
-  std::uint64_t cached_head_ = 0; // consumer's release position, as last read
+  std::uint64_t tail_ = 0;         // next position to write
+  std::uint64_t cached_head_ = 0;  // consumer's release position, as last read
 };
 
 class ring_consumer {
@@ -98,6 +100,27 @@ class ring_consumer {
   std::uint64_t capacity_;
   std::uint64_t mask_;
   std::uint64_t read_ = 0;
+};
+
+// Frees a consumer's records in ring order when the reader keeps some past their turn
+// (receiving in place): a record handled without being kept frees at once, unless an
+// earlier one is still kept, and then it frees with that one.
+//
+//   release.handled(ring, record.end, keep);   // after each record
+//   release.release(ring, end);                 // when a kept record is done with
+class ordered_release {
+ public:
+  void handled(ring_consumer& ring, std::uint64_t end, bool keep);
+  // False (and nothing changes) when no record ending at `end` is kept.
+  [[nodiscard]] bool release(ring_consumer& ring, std::uint64_t end);
+  [[nodiscard]] bool keeps_any() const { return !records_.empty(); }
+
+ private:
+  struct record {
+    std::uint64_t end;
+    bool released;
+  };
+  std::deque<record> records_;  // the oldest kept record and every one after it
 };
 
 }  // namespace iso::comm

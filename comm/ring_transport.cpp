@@ -22,7 +22,8 @@ ring_transport::ring_transport(node_id self, const fabric_layout& layout, std::b
   inbound_.reserve(layout.nodes);
   for (node_id peer = 0; peer < layout.nodes; ++peer) {
     outbound_.emplace_back(base + layout.ring_offset(self, peer), layout.ring_capacity);
-    inbound_.emplace_back(ring_consumer(base + layout.ring_offset(peer, self), layout.ring_capacity));
+    inbound_.emplace_back(
+        ring_consumer(base + layout.ring_offset(peer, self), layout.ring_capacity));
     doorbells_.push_back(reinterpret_cast<doorbell*>(base + layout.doorbell_offset(peer)));
   }
   shuffled_.resize(layout.nodes);
@@ -37,8 +38,9 @@ absl::Status ring_transport::send(node_id destination, std::span<const byte_span
   std::size_t total = 0;
   for (const byte_span& piece : pieces) total += piece.size();
   if (total > max_packet_) {
-    return absl::OutOfRangeError(absl::StrFormat(
-        "packet of %u bytes to node %u exceeds the maximum of %u", total, destination, max_packet_));
+    return absl::OutOfRangeError(
+        absl::StrFormat("packet of %u bytes to node %u exceeds the maximum of %u", total,
+                        destination, max_packet_));
   }
   if (!outbound_[destination].try_push(pieces, total)) {
     ++counters_.sends_would_block;
@@ -61,8 +63,8 @@ absl::Status ring_transport::drain(node_id source, packet_upcall upcall, std::si
       case ring_consumer::peek_result::empty:
         return absl::OkStatus();
       case ring_consumer::peek_result::corrupt:
-        return absl::DataLossError(absl::StrFormat(
-            "corrupt ring from node %u at position %u", source, in.ring.read_position()));
+        return absl::DataLossError(absl::StrFormat("corrupt ring from node %u at position %u",
+                                                   source, in.ring.read_position()));
       case ring_consumer::peek_result::record:
         break;
     }
@@ -72,19 +74,12 @@ absl::Status ring_transport::drain(node_id source, packet_upcall upcall, std::si
     received_packet packet = make_received(source, record.payload, record.end);
     upcall(packet);
     ++handled;
-    if (packet.held()) {
-      in.held.push_back({record.end, false});
-    } else if (in.held.empty()) {
-      in.ring.release_to(record.end);
-    } else {
-      in.held.push_back({record.end, true});
-    }
+    in.release.handled(in.ring, record.end, packet.held());
   }
   return absl::OkStatus();
 }
 
-absl::Status ring_transport::poll(packet_upcall upcall, std::size_t& handled,
-                                  std::size_t budget) {
+absl::Status ring_transport::poll(packet_upcall upcall, std::size_t& handled, std::size_t budget) {
   handled = 0;
   const std::uint32_t n = size();
   if (options_.shuffle_poll_order) {
@@ -105,17 +100,8 @@ absl::Status ring_transport::poll(packet_upcall upcall, std::size_t& handled,
 
 void ring_transport::release_held(node_id source, std::uint64_t token) {
   inbound& in = inbound_[source];
-  auto it = std::find_if(in.held.begin(), in.held.end(),
-                         [token](const held_record& r) { return r.end == token; });
-  ISO_CHECK(it != in.held.end() && !it->released)
+  ISO_CHECK(in.release.release(in.ring, token))
       << "release of a packet from node " << source << " that is not held";
-  it->released = true;
-  std::uint64_t release_to = 0;
-  while (!in.held.empty() && in.held.front().released) {
-    release_to = in.held.front().end;
-    in.held.pop_front();
-  }
-  if (release_to != 0) in.ring.release_to(release_to);
 }
 
 bool ring_transport::anything_pending() const {

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <random>
 #include <vector>
@@ -40,14 +39,10 @@ class ring_transport final : public transport {
   [[nodiscard]] transport_counters counters() const override { return counters_; }
 
  private:
-  struct held_record {
-    std::uint64_t end;
-    bool released;
-  };
   struct inbound {
     explicit inbound(ring_consumer c) : ring(c) {}
     ring_consumer ring;
-    std::deque<held_record> held;  // records consumed but not yet released, in ring order
+    ordered_release release;  // packets the layer above holds
   };
 
   void release_held(node_id source, std::uint64_t token) override;

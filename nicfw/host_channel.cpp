@@ -1,6 +1,5 @@
 #include "nicfw/host_channel.hpp"
 
-#include <algorithm>
 #include <cstring>
 
 #include "base/check.hpp"
@@ -162,29 +161,14 @@ std::size_t host_channel::host_poll(const std::function<void(const delivery&)>& 
     to_host_consumer_.advance(record);
     hold_current_ = false;
     upcall(d);
-    if (hold_current_) {
-      held_.push_back({record.end, false});
-    } else if (held_.empty()) {
-      to_host_consumer_.release_to(record.end);
-    } else {
-      held_.push_back({record.end, true});  // its space frees with the held ones before it
-    }
+    held_.handled(to_host_consumer_, record.end, hold_current_);
     ++handled;
   }
   return handled;
 }
 
 void host_channel::host_release(std::uint64_t record) {
-  auto it = std::find_if(held_.begin(), held_.end(),
-                         [record](const held_record& r) { return r.end == record; });
-  ISO_CHECK(it != held_.end() && !it->released) << "release of a record that is not held";
-  it->released = true;
-  std::uint64_t release_to = 0;
-  while (!held_.empty() && held_.front().released) {
-    release_to = held_.front().end;
-    held_.pop_front();
-  }
-  if (release_to != 0) to_host_consumer_.release_to(release_to);
+  ISO_CHECK(held_.release(to_host_consumer_, record)) << "release of a record that is not held";
 }
 
 bool host_channel::host_has_deliveries() const { return to_host_consumer_.has_pending(); }

@@ -13,7 +13,6 @@
 
 #include <cstdint>
 #include <cstdlib>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <span>
@@ -83,7 +82,7 @@ class host_channel {
   // held for long leaves the NIC less room.
   void host_hold() { hold_current_ = true; }
   void host_release(std::uint64_t record);
-  [[nodiscard]] bool host_holds_records() const { return !held_.empty(); }
+  [[nodiscard]] bool host_holds_records() const { return held_.keeps_any(); }
   // Host: sleeps until the NIC delivers something or `timeout` passes.
   void host_wait(absl::Duration timeout);
   [[nodiscard]] bool host_has_deliveries() const;
@@ -113,11 +112,7 @@ class host_channel {
   comm::ring_producer to_host_producer_;
   comm::ring_consumer to_host_consumer_;
   comm::doorbell host_bell_;
-  struct held_record {
-    std::uint64_t end;  // ring position just past the record
-    bool released;
-  };
-  std::deque<held_record> held_;  // the oldest held record and every record after it
+  comm::ordered_release held_;  // deliveries the host keeps (host_hold)
   bool hold_current_ = false;
   std::vector<byte_span> scratch_pieces_;
   std::vector<std::byte> scratch_headers_;
