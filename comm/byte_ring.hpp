@@ -17,9 +17,10 @@
 // only when its cached copy says the ring is full, so in steady state the two sides share
 // just the lines that carry records.
 //
-//   ring_producer p(memory, capacity);        ring_consumer c(memory, capacity);
-//   p.try_push(pieces, total);                 if (auto r = c.peek()) { use(*r); c.release_to(end);
-//   }
+//   ring_producer p(memory, capacity);    ring_consumer c(memory, capacity);
+//   p.try_push(pieces, total);             ring_record r;
+//                                          if (c.peek(r) == record) { c.advance(r); use(r);
+//                                                                     c.release_to(r.end); }
 #pragma once
 
 #include <atomic>
