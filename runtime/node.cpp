@@ -9,8 +9,7 @@ namespace iso {
 // A received message: in place in the NIC's receive queue until its node's next receive,
 // then (if the application still holds it) in a copy of its own.
 struct message::holder {
-  detail::node_state* owner = nullptr;
-  std::weak_ptr<const void> owner_alive;
+  detail::node_state* owner = nullptr;  // while in place; cleared if the node goes first
   node_id source = 0;
   std::uint64_t record = 0;  // the queue record it is in, while in place
   bool in_place = true;
@@ -21,7 +20,7 @@ struct message::holder {
   holder(const holder&) = delete;
   holder& operator=(const holder&) = delete;
   ~holder() {
-    if (in_place && !owner_alive.expired()) owner->drop_in_place(this);
+    if (in_place && owner != nullptr) owner->drop_in_place(this);
   }
 };
 
@@ -64,7 +63,11 @@ node_state::node_state(std::unique_ptr<runtime::bootstrap> boot, std::unique_ptr
   nic_->start();
 }
 
-node_state::~node_state() = default;
+node_state::~node_state() {
+  // Messages the application still holds outlive the queue they are in: they must not
+  // call back (reading their bytes now is the application's error, as documented).
+  for (message::holder* h : in_place_) h->owner = nullptr;
+}
 
 std::unique_ptr<node> node_state::make_node(std::unique_ptr<node_state> state) {
   return std::unique_ptr<node>(new node(std::move(state)));
@@ -136,7 +139,6 @@ message node_state::pop_inbox() {
   out.holder_ = std::make_unique<message::holder>();
   message::holder& h = *out.holder_;
   h.owner = this;
-  h.owner_alive = alive_;
   h.source = r.source;
   h.record = r.record;
   h.in_place = r.in_place;

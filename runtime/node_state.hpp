@@ -75,7 +75,6 @@ class node_state {
   };
   std::deque<received> inbox_;
   std::vector<message::holder*> in_place_;  // received messages still in the NIC's queue
-  std::shared_ptr<const int> alive_ = std::make_shared<const int>(0);  // expires with this
 };
 
 // Throws iso::error carrying `status` (which must not be OK).
