@@ -11,6 +11,7 @@ namespace iso::nicfw {
 siu::siu(comm::node_id self, const topology& topo, outbound& out)
     : self_(self),
       tm_nodes_(topo.tm_nodes(topo.switch_of(self))),
+      remote_tms_(tm_nodes_),
       replicated_(topo.switches()[topo.switch_of(self)].replicated_tm),
       switch_(static_cast<std::uint16_t>(topo.switch_of(self))),
       tokens_per_loop_(topo.tokens_per_loop()),
@@ -26,6 +27,11 @@ namespace {
 // serves leaves the critical path at once.
 constexpr std::uint32_t kIdleRoundsBeforePark = 64;
 }  // namespace
+
+void siu::attach_local_tm(token_manager& tm) {
+  local_tm_ = &tm;
+  remote_tms_.erase(std::remove(remote_tms_.begin(), remote_tms_.end(), self_), remote_tms_.end());
+}
 
 absl::Status siu::request_unpark() {
   if (state_ != state::parked) return absl::OkStatus();
@@ -137,13 +143,9 @@ absl::Status siu::send_token(packet_type type, std::uint64_t token, remote_token
   pulse_ = token;
   // Other nodes first: this node's own TM copy is a function call away.
   if (type == packet_type::siu_token && when == remote_tokens::next_round) {
-    owes_tokens_ = owes_tokens_ || tm_nodes_.size() > (local_tm_ != nullptr ? 1 : 0);
-  } else {
-    owes_tokens_ = false;
-    for (comm::node_id tm : tm_nodes_) {
-      if (tm == self_ && local_tm_ != nullptr) continue;
-      if (absl::Status s = send_token_to(tm, type, token); !s.ok()) return s;
-    }
+    owes_tokens_ = !remote_tms_.empty();
+  } else if (absl::Status s = send_token_to_remote_tms(type, token); !s.ok()) {
+    return s;
   }
   if (local_tm_ == nullptr) return absl::OkStatus();
   return send_token_to(self_, type, token);
@@ -151,11 +153,14 @@ absl::Status siu::send_token(packet_type type, std::uint64_t token, remote_token
 
 absl::Status siu::send_owed_tokens(bool& did_work) {
   if (!owes_tokens_) return absl::OkStatus();
-  owes_tokens_ = false;
   did_work = true;
-  for (comm::node_id tm : tm_nodes_) {
-    if (tm == self_ && local_tm_ != nullptr) continue;
-    if (absl::Status s = send_token_to(tm, packet_type::siu_token, pulse_); !s.ok()) return s;
+  return send_token_to_remote_tms(packet_type::siu_token, pulse_);
+}
+
+absl::Status siu::send_token_to_remote_tms(packet_type type, std::uint64_t token) {
+  owes_tokens_ = false;
+  for (comm::node_id tm : remote_tms_) {
+    if (absl::Status s = send_token_to(tm, type, token); !s.ok()) return s;
   }
   return absl::OkStatus();
 }
@@ -190,8 +195,7 @@ absl::Status siu::send_token_to(comm::node_id tm, packet_type type, std::uint64_
 
 absl::Status siu::send_to_tms(const packet_header& header) {
   const comm::byte_span piece = std::as_bytes(std::span(&header, 1));
-  for (comm::node_id tm : tm_nodes_) {
-    if (tm == self_ && local_tm_ != nullptr) continue;
+  for (comm::node_id tm : remote_tms_) {
     if (absl::Status s = out_.send(tm, std::span(&piece, 1)); !s.ok()) return s;
   }
   if (local_tm_ == nullptr) return absl::OkStatus();

@@ -63,7 +63,7 @@ class siu {
   // This node's NIC runs the TM (or the TM copy) of the SIU's switch: tokens, demands, park
   // and unpark reach it by a call instead of a packet, and it answers the same way
   // (token_manager::attach_local_siu).
-  void attach_local_tm(token_manager& tm) { local_tm_ = &tm; }
+  void attach_local_tm(token_manager& tm);
 
   // When a token goes to the TMs on other nodes: `now`, right behind a batch of isotach
   // data (every receiver needs it to close its pulse); or when the engine calls
@@ -89,6 +89,8 @@ class siu {
  private:
   enum class state { active, parked, unparking };
   [[nodiscard]] absl::Status send_token(packet_type type, std::uint64_t token, remote_tokens when);
+  // Sends `type` to every TM on another node (which then owes nothing).
+  [[nodiscard]] absl::Status send_token_to_remote_tms(packet_type type, std::uint64_t token);
   [[nodiscard]] absl::Status send_token_to(comm::node_id tm, packet_type type, std::uint64_t token);
   [[nodiscard]] absl::Status send_demand();
   // Sends one header-only packet (a demand or an unpark) to every TM node.
@@ -96,7 +98,8 @@ class siu {
   void close_what_arrived();
 
   comm::node_id self_;
-  std::vector<comm::node_id> tm_nodes_;  // the TM, or every copy of a replicated one
+  std::vector<comm::node_id> tm_nodes_;    // the TM, or every copy of a replicated one
+  std::vector<comm::node_id> remote_tms_;  // those reached by packets: all but a local one
   bool replicated_;
   std::uint16_t switch_;  // this node's switch, whose TM gets our tokens
   std::uint64_t tokens_per_loop_;
