@@ -6,10 +6,11 @@
 
 namespace iso {
 
-// A received message: in place in the NIC's receive queue until its node's next receive,
-// then (if the application still holds it) in a copy of its own.
+// A plain message, from delivery on: in place in the NIC's receive queue until the next
+// receive after it was received (or queue pressure), then in a copy of its own.
 struct message::holder {
-  detail::node_state* owner = nullptr;  // while in place; cleared if the node goes first
+  detail::node_state* owner = nullptr;  // once received, while in place; cleared if the node
+                                        // goes first
   node_id source = 0;
   std::uint64_t record = 0;  // the queue record it is in, while in place
   bool in_place = true;
@@ -52,7 +53,11 @@ node_state::node_state(std::unique_ptr<runtime::bootstrap> boot, std::unique_ptr
                                 .paranoid = opts.paranoid}) {
   smm_.set_plain_receiver(
       [this](node_id source, std::span<const std::byte> bytes, std::uint64_t record) {
-        inbox_.push_back({source, bytes, record});
+        auto h = std::make_unique<message::holder>();
+        h->source = source;
+        h->record = record;
+        h->view = bytes;
+        inbox_.push_back(std::move(h));
       });
   // Received messages hold their place in the NIC's queue, and nothing behind them can
   // reuse it: when the queue runs full, they move out.
@@ -133,44 +138,38 @@ absl::StatusOr<std::optional<message>> node_state::try_receive() {
 }
 
 message node_state::pop_inbox() {
-  received& r = inbox_.front();
   message out;
-  out.source_ = r.source;
-  out.holder_ = std::make_unique<message::holder>();
+  out.holder_ = std::move(inbox_.front());
+  inbox_.pop_front();
   message::holder& h = *out.holder_;
-  h.owner = this;
-  h.source = r.source;
-  h.record = r.record;
-  h.in_place = r.in_place;
-  h.copy = std::move(r.copy);  // a moved vector keeps its buffer: the view stays valid
-  h.view = r.bytes;
+  out.source_ = h.source;
+  // A message's credits come back once it is received and out of the queue.
   if (h.in_place) {
+    h.owner = this;
     in_place_.push_back(&h);
   } else {
-    smm_.free_plain(h.source, h.view.size());  // copied out under pressure: it is received now
+    smm_.free_plain(h.source, h.view.size());  // copied out under pressure
   }
-  inbox_.pop_front();
   return out;
 }
 
-void node_state::give_back(message::holder& h) {
+void node_state::copy_out(message::holder& h) {
+  h.copy.assign(h.view.begin(), h.view.end());
+  h.view = h.copy;
   h.in_place = false;
   smm_.release_plain(h.record);
-  smm_.free_plain(h.source, h.view.size());
 }
 
 void node_state::drop_in_place(message::holder* h) {
-  give_back(*h);
+  h->in_place = false;
+  smm_.release_plain(h->record);
+  smm_.free_plain(h->source, h->view.size());
   in_place_.erase(std::find(in_place_.begin(), in_place_.end(), h));
 }
 
 void node_state::copy_inbox_out_of_place() {
-  for (received& r : inbox_) {
-    if (!r.in_place) continue;
-    r.copy.assign(r.bytes.begin(), r.bytes.end());
-    r.in_place = false;
-    smm_.release_plain(r.record);  // the credits stay used until the message is received
-    r.bytes = r.copy;
+  for (const std::unique_ptr<message::holder>& h : inbox_) {
+    if (h->in_place) copy_out(*h);  // its credits stay used until it is received
   }
 }
 
@@ -179,9 +178,8 @@ void node_state::move_out_of_place() {
   // so that holding one never keeps the NIC's queue (and the sender's credits) from being
   // reused; the usual receive-use-drop pattern copies nothing.
   for (message::holder* h : in_place_) {
-    h->copy.assign(h->view.begin(), h->view.end());
-    give_back(*h);
-    h->view = h->copy;
+    copy_out(*h);
+    smm_.free_plain(h->source, h->view.size());
   }
   in_place_.clear();
 }

@@ -62,18 +62,12 @@ class node_state {
   iso::options options_;
   runtime::shared_memory_manager smm_;
   message pop_inbox();
-  void give_back(message::holder& h);
+  // Moves a message's bytes out of the NIC's queue into a copy, releasing its record.
+  void copy_out(message::holder& h);
   void move_out_of_place();
   void copy_inbox_out_of_place();
 
-  struct received {
-    node_id source;
-    std::span<const std::byte> bytes;  // in the NIC's receive queue (held there), or in copy
-    std::uint64_t record;
-    bool in_place = true;
-    std::vector<std::byte> copy{};
-  };
-  std::deque<received> inbox_;
+  std::deque<std::unique_ptr<message::holder>> inbox_;  // delivered, not yet received
   std::vector<message::holder*> in_place_;  // received messages still in the NIC's queue
 };
 
