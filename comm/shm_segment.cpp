@@ -25,6 +25,7 @@ struct shm_segment::header {
   std::uint32_t secret_length;
   std::uint64_t ring_capacity;
   std::uint64_t total_bytes;
+  std::uint64_t window_bytes;
   char secret[kMaxSecretBytes];
   alignas(64) std::atomic<std::uint32_t> barrier_arrived;
   std::atomic<std::uint32_t> barrier_generation;
@@ -42,6 +43,13 @@ std::size_t marks_offset(std::uint32_t nodes) {
 }
 std::size_t fabric_offset(std::uint32_t nodes) {
   return marks_offset(nodes) + ((std::size_t{nodes} * 8 + 63) & ~std::size_t{63});
+}
+
+std::size_t round_to_page(std::size_t bytes) { return (bytes + 4095) & ~std::size_t{4095}; }
+
+// Windows follow the rings, each on a page of its own.
+std::size_t windows_offset(const fabric_layout& layout) {
+  return round_to_page(fabric_offset(layout.nodes) + layout.bytes());
 }
 
 void futex_wait(std::atomic<std::uint32_t>* word, std::uint32_t expected, absl::Duration timeout) {
@@ -76,8 +84,13 @@ absl::Status check_shape(std::uint32_t rank, std::uint32_t size, std::string_vie
 }  // namespace
 
 shm_segment::shm_segment(int fd, std::byte* base, std::size_t bytes, fabric_layout layout,
-                         bool shuffle)
-    : fd_(fd), base_(base), bytes_(bytes), layout_(layout), shuffle_(shuffle) {}
+                         std::size_t window_bytes, bool shuffle)
+    : fd_(fd),
+      base_(base),
+      bytes_(bytes),
+      layout_(layout),
+      window_bytes_(window_bytes),
+      shuffle_(shuffle) {}
 
 shm_segment::~shm_segment() {
   ::munmap(base_, bytes_);
@@ -91,7 +104,8 @@ absl::StatusOr<std::shared_ptr<shm_segment>> shm_segment::initialise(int fd, std
                                                                      const shm_options& options) {
   if (absl::Status s = validate_ring_capacity(options.ring_capacity); !s.ok()) return s;
   const fabric_layout layout{size, options.ring_capacity};
-  const std::size_t bytes = fabric_offset(size) + layout.bytes();
+  const std::size_t window_bytes = round_to_page(options.window_bytes);
+  const std::size_t bytes = windows_offset(layout) + std::size_t{size} * window_bytes;
   if (::ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
     return base::errno_status(absl::StrFormat("size the job segment to %u bytes", bytes));
   }
@@ -103,10 +117,11 @@ absl::StatusOr<std::shared_ptr<shm_segment>> shm_segment::initialise(int fd, std
   if (!secret.empty()) std::memcpy(h->secret, secret.data(), secret.size());
   h->ring_capacity = options.ring_capacity;
   h->total_bytes = bytes;
+  h->window_bytes = window_bytes;
   // Published last: the others read the fields above only after seeing the magic.
   h->magic.store(header::kMagic, std::memory_order_release);
   return std::shared_ptr<shm_segment>(
-      new shm_segment(fd, *base, bytes, layout, options.shuffle_poll_order));
+      new shm_segment(fd, *base, bytes, layout, window_bytes, options.shuffle_poll_order));
 }
 
 absl::StatusOr<std::shared_ptr<shm_segment>> shm_segment::join(int fd, std::uint32_t rank,
@@ -143,6 +158,7 @@ absl::StatusOr<std::shared_ptr<shm_segment>> shm_segment::join(int fd, std::uint
       const bool ready = h->magic.load(std::memory_order_acquire) == header::kMagic;
       const std::size_t bytes = ready ? h->total_bytes : 0;
       const fabric_layout layout{h->nodes, h->ring_capacity};
+      const std::size_t window_bytes = ready ? h->window_bytes : 0;
       const bool secret_ok = ready && h->secret_length == secret.size() &&
                              std::memcmp(h->secret, secret.data(), secret.size()) == 0;
       ::munmap(*base, kHeaderBytes);
@@ -163,7 +179,7 @@ absl::StatusOr<std::shared_ptr<shm_segment>> shm_segment::join(int fd, std::uint
           return whole.status();
         }
         return std::shared_ptr<shm_segment>(
-            new shm_segment(fd, *whole, bytes, layout, options.shuffle_poll_order));
+            new shm_segment(fd, *whole, bytes, layout, window_bytes, options.shuffle_poll_order));
       }
     }
     if (absl::Now() >= deadline) {
@@ -264,6 +280,11 @@ void shm_segment::mark_failed(std::uint32_t node) {
   std::uint32_t expected = 0;
   head().failed.compare_exchange_strong(expected, node + 1, std::memory_order_acq_rel);
   futex_wake_all(&head().barrier_generation);
+}
+
+std::span<std::byte> shm_segment::window(std::uint32_t node) const {
+  if (window_bytes_ == 0 || node >= layout_.nodes) return {};
+  return {base_ + windows_offset(layout_) + std::size_t{node} * window_bytes_, window_bytes_};
 }
 
 std::unique_ptr<transport> make_shm_transport(std::shared_ptr<shm_segment> segment, node_id self) {

@@ -1,5 +1,6 @@
-// The shared-memory segment of a job on one host: the rings of the `shm` transport plus a
-// small area the bootstrap uses (a barrier and a key-value board per node).
+// The shared-memory segment of a job on one host: the rings of the `shm` transport, a
+// small area the bootstrap uses (a barrier and a key-value board per node) and one memory
+// window per node.
 //
 // The launcher (isorun) creates the segment owner-only (0600) under a random per-job name,
 // unlinks the name at once and passes the open descriptor to every node (ISO_SHM_FD), so no
@@ -27,6 +28,10 @@ struct shm_options {
   std::size_t ring_capacity = 256 * 1024;  // bytes of record space per ordered pair
   absl::Duration join_timeout = absl::Seconds(10);
   bool shuffle_poll_order = false;
+  // Bytes of each node's memory window: memory its owner writes and every node of the job
+  // may read (the runtime keeps its copies of shared pages there). Rounded up to 4 KiB;
+  // untouched parts cost nothing.
+  std::size_t window_bytes = 0;
 };
 
 class shm_segment {
@@ -82,13 +87,18 @@ class shm_segment {
   // Marks the job failed (a node saw a fatal error); barrier waiters return Aborted.
   void mark_failed(std::uint32_t node);
 
+  // The memory window of `node` (options.window_bytes, as node 0 sized it): written only by
+  // that node, readable by all. Empty when the job has none.
+  [[nodiscard]] std::span<std::byte> window(std::uint32_t node) const;
+
   // A transport for node `self` over this segment's rings.
   friend std::unique_ptr<transport> make_shm_transport(std::shared_ptr<shm_segment> segment,
                                                        node_id self);
 
  private:
   struct header;
-  shm_segment(int fd, std::byte* base, std::size_t bytes, fabric_layout layout, bool shuffle);
+  shm_segment(int fd, std::byte* base, std::size_t bytes, fabric_layout layout,
+              std::size_t window_bytes, bool shuffle);
   static absl::StatusOr<std::shared_ptr<shm_segment>> initialise(int fd, std::uint32_t size,
                                                                  std::string_view secret,
                                                                  const shm_options& options);
@@ -98,6 +108,7 @@ class shm_segment {
   std::byte* base_;
   std::size_t bytes_;
   fabric_layout layout_;
+  std::size_t window_bytes_;
   bool shuffle_;
 };
 

@@ -135,6 +135,21 @@ const std::vector<setting>& settings() {
        [](const options& o) { return o.test_fault; }},
       flag_setting("ISO_SHUFFLE", "poll peers in random order to expose order-dependent code",
                    &options::shuffle),
+      flag_setting("ISO_DIRECT_READS",
+                   "serve reads from a copy on another node of this host without the NICs",
+                   &options::direct_reads),
+      {"ISO_WINDOW_BYTES", "bytes", "memory window per node, where its copies live while they fit",
+       [](options& o, const std::string& text) {
+         std::uint64_t value = 0;
+         if (absl::Status s = parse_bytes("ISO_WINDOW_BYTES", text, value); !s.ok()) return s;
+         if (value > (std::uint64_t{1} << 36)) {
+           return absl::InvalidArgumentError(
+               absl::StrFormat("ISO_WINDOW_BYTES is %u; the largest is 64 GiB", value));
+         }
+         o.window_bytes = value;
+         return absl::OkStatus();
+       },
+       [](const options& o) { return absl::StrFormat("%u", o.window_bytes); }},
   };
   return table;
 }

@@ -19,8 +19,9 @@ namespace iso::detail {
 
 class node_state {
  public:
+  // `windows`: every node's memory window, by node id (empty spans where there is none).
   node_state(std::unique_ptr<runtime::bootstrap> boot, std::unique_ptr<nicfw::engine> nic,
-             const iso::options& opts);
+             const iso::options& opts, std::vector<std::span<std::byte>> windows);
   ~node_state();
 
   // Builds the public object around a state (node's constructor is private).

@@ -24,7 +24,8 @@ namespace {
 comm::shm_options segment_options(const options& opts) {
   return comm::shm_options{.ring_capacity = opts.ring_capacity,
                            .join_timeout = absl::FromChrono(opts.join_timeout),
-                           .shuffle_poll_order = opts.shuffle};
+                           .shuffle_poll_order = opts.shuffle,
+                           .window_bytes = opts.direct_reads ? opts.window_bytes : 0};
 }
 
 nicfw::placement nic_placement_of(const options& opts) {
@@ -136,8 +137,10 @@ std::unique_ptr<node> make_node(const std::shared_ptr<comm::shm_segment>& segmen
         comm::with_faults(std::move(transport), *comm::parse_fault_plan(plan.opts.test_fault));
   }
   auto nic = std::make_unique<nicfw::engine>(rank, plan.topo, std::move(transport), nic_options);
-  return detail::node_state::make_node(
-      std::make_unique<detail::node_state>(std::move(boot), std::move(nic), plan.opts));
+  std::vector<std::span<std::byte>> windows;
+  for (std::uint32_t n = 0; n < segment->nodes(); ++n) windows.push_back(segment->window(n));
+  return detail::node_state::make_node(std::make_unique<detail::node_state>(
+      std::move(boot), std::move(nic), plan.opts, std::move(windows)));
 }
 
 absl::StatusOr<process_node> join_process_node(const job_plan& plan) {

@@ -51,6 +51,7 @@ node_status node::status() const {
   out.notices_waiting = smm.notices().size();
   out.messages_waiting = state.messages_waiting();
   out.pulses_waiting = smm.pulses_waiting();
+  out.direct_reads = smm.direct_reads();
   for (node_id p = 0; p < count(); ++p) {
     const nicfw::peer_counts counts = nic.counts(p);
     out.peers.push_back({.peer = p,

@@ -50,6 +50,16 @@ struct options {
   // checked against the isochron marker. A violation stops the job, naming the packet,
   // the sender and what was expected. Costs a checksum per packet and an echo per part.
   bool paranoid = false;
+  // Same-host reads: a read-only isochron whose reads all go to one other node on this
+  // host is served from that node's copy (in its memory window) instead of through the
+  // NICs, when logical time allows; otherwise it takes the NIC path as usual. Sequential
+  // consistency holds either way (docs/same-host-reads.md). Off: every remote read takes
+  // the NIC path.
+  bool direct_reads = true;
+  // Bytes of each node's memory window: its copies of shared pages live there while they
+  // fit (16 bytes per variable; pages beyond it are read through the NICs). Only what is
+  // used costs memory.
+  std::size_t window_bytes = 16 * 1024 * 1024;
   // Test only: make this node's transport break its promise once (comm/fault_injection.hpp:
   // reorder:DEST:N or corrupt:DEST:N, optionally :MINBYTES), to show that paranoid mode
   // catches it.

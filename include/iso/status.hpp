@@ -46,6 +46,7 @@ struct node_status {
   std::size_t notices_waiting = 0;   // in the isotach receive queue
   std::size_t messages_waiting = 0;  // plain messages not yet received
   std::size_t pulses_waiting = 0;    // pulses with operations that have not executed yet
+  std::uint64_t direct_reads = 0;    // isochrons served as same-host reads (options)
   std::vector<peer_status> peers;    // one per node, this one included
 };
 

@@ -10,8 +10,9 @@ namespace iso {
 enum class trace_op : std::uint8_t { read = 1, write = 2, sched = 3, assign = 4, message = 5 };
 
 struct trace_event {
-  // Place in the global order: (pulse, after_pulse, pid, rank, op_index). `after_pulse`
-  // marks a purely local isochron that ran once every operation of `pulse` had.
+  // Place in the global order: (pulse, after_pulse, pid, rank, !direct, op_index).
+  // `after_pulse` marks a purely local isochron that ran once every operation of `pulse`
+  // had (and nothing of a later pulse had).
   std::uint64_t pulse = 0;
   bool after_pulse = false;
   std::uint32_t pid = 0;        // the node that issued the isochron
@@ -21,6 +22,14 @@ struct trace_event {
   std::uint64_t address = 0;    // for message: the handler id
   std::uint64_t value = 0;      // read: the value returned; write/assign: the value stored
   std::uint32_t node = 0;       // where it executed
+  // A same-host read (options::direct_reads) is served from another node's copy without
+  // the NIC, and sits where that copy stood: after every operation of `pulse`, right
+  // before purely local isochron `rank` of `pid`, the copy's owner (`node`). Such an event
+  // has `direct` set and names its own isochron in `issuer` and `issue_rank`; for every
+  // other event those equal `pid` and `rank`.
+  bool direct = false;
+  std::uint32_t issuer = 0;
+  std::uint64_t issue_rank = 0;
 };
 
 }  // namespace iso

@@ -16,12 +16,17 @@ absl::Status malformed(node_id source, const char* what) {
 
 }  // namespace
 
-local_memory::local_memory(const page_table& pages) : pages_(pages) {}
+local_memory::local_memory(const page_table& pages, copy_window& window)
+    : pages_(pages), window_(window) {}
 
 void local_memory::grow() {
-  copies_.resize(pages_.local_pages());
-  for (auto& copy : copies_) {
-    if (copy.empty()) copy.resize(pages_.page_variables());
+  while (copies_.size() < pages_.local_pages()) {
+    const auto index = static_cast<std::uint32_t>(copies_.size());
+    if (index < window_.capacity()) {
+      copies_.push_back(window_.page(index));  // zero-filled, as a fresh page must be
+    } else {
+      copies_.push_back(heap_pages_.emplace_back(pages_.page_variables()).data());
+    }
   }
 }
 
@@ -117,15 +122,15 @@ absl::Status local_memory::execute(node_id source, const exec_position& at,
           value = truncate(value, op.width);
           variable& v = vars[i];
           if (op.code == op_code::write) {
-            v.value = value;
-            v.sched_by = 0;
+            store_value(v, value);
+            store_sched(v, 0);
             if (tracing) sink.executed(at, op_index, op.code, op.address + i, value);
             continue;
           }
           const std::uint32_t version = source + 1;
           if (v.sched_by == version) {
-            v.value = value;
-            v.sched_by = 0;
+            store_value(v, value);
+            store_sched(v, 0);
           }
           if (tracing) sink.executed(at, op_index, op.code, op.address + i, value);
           auto [begin, end] = pending_.equal_range({op.address + i, version});
@@ -141,7 +146,7 @@ absl::Status local_memory::execute(node_id source, const exec_position& at,
       }
       case op_code::sched:
         for (std::uint32_t i = 0; i < op.count; ++i) {
-          vars[i].sched_by = source + 1;
+          store_sched(vars[i], source + 1);
           if (tracing) sink.executed(at, op_index, op.code, op.address + i, 0);
         }
         break;

@@ -9,11 +9,13 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <span>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "runtime/smm/copy_window.hpp"
 #include "runtime/smm/operations.hpp"
 #include "runtime/smm/page_table.hpp"
 
@@ -49,7 +51,8 @@ class execution_sink {
 
 class local_memory {
  public:
-  explicit local_memory(const page_table& pages);
+  // Pages whose local index fits `window` live there; the rest on the heap.
+  local_memory(const page_table& pages, copy_window& window);
 
   // Makes room for pages allocated since the last call.
   void grow();
@@ -63,10 +66,7 @@ class local_memory {
   [[nodiscard]] std::size_t pending_reads() const { return pending_.size(); }
 
  private:
-  struct variable {
-    std::uint64_t value = 0;
-    std::uint32_t sched_by = 0;  // 0: substantiated; else 1 + the node whose sched is latest
-  };
+  using variable = shared_variable;
   struct pending_read {
     node_id reader;
     std::uint32_t slot;
@@ -79,7 +79,9 @@ class local_memory {
                                                  std::uint8_t width);
 
   const page_table& pages_;
-  std::vector<std::vector<variable>> copies_;  // by local page index
+  copy_window& window_;
+  std::vector<variable*> copies_;                 // by local page index
+  std::deque<std::vector<variable>> heap_pages_;  // those that did not fit the window
   // (address, version) -> reads waiting for that version's assign; ordered so that
   // waiting reads complete in the order they executed.
   std::multimap<std::pair<std::uint64_t, std::uint32_t>, pending_read> pending_;

@@ -54,8 +54,13 @@ absl::StatusOr<std::uint64_t> page_table::allocate(std::uint64_t count, std::uin
     }
     added.push_back(std::move(info));
   }
+  if (pages_held_.empty()) pages_held_.resize(topo_.nodes());
   for (page_info& info : added) {
     if (info.read_target == self_) info.local_index = local_pages_++;
+    // Every node numbers the pages it holds in allocation order, so this one can tell
+    // where its read target keeps its copy.
+    info.target_index = pages_held_[info.read_target];
+    for (node_id n : info.copyset) ++pages_held_[n];
     pages_.push_back(std::move(info));
   }
   return first;

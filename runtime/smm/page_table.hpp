@@ -22,6 +22,7 @@ struct page_info {
   std::vector<node_id> copyset;     // ascending
   node_id read_target = 0;          // nearest copy (this node when it holds one)
   std::uint32_t local_index = ~0u;  // index of this node's copy, or ~0u
+  std::uint32_t target_index = 0;   // index of the copy at read_target, among its pages
   [[nodiscard]] bool local() const { return local_index != ~0u; }
 };
 
@@ -68,6 +69,7 @@ class page_table {
   std::uint32_t page_shift_;
   std::vector<page_info> pages_;
   std::uint32_t local_pages_ = 0;
+  std::vector<std::uint32_t> pages_held_;  // by node
 };
 
 }  // namespace iso::runtime

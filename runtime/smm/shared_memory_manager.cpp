@@ -43,10 +43,17 @@ shared_memory_manager::shared_memory_manager(node_id self, nicfw::engine& nic,
       nic_(nic),
       options_(options),
       pages_(self, nic.topo(), options.page_variables),
-      memory_(pages_),
+      window_(options.own_window, options.page_variables),
+      memory_(pages_, window_),
       builder_(self, nic.topo().nodes(), pages_),
       queue_(nic.topo().nodes()),
-      echoes_(self) {}
+      echoes_(self) {
+  peers_.resize(nic.topo().nodes());
+  if (!options.direct_reads) return;
+  for (node_id n = 0; n < options.windows.size() && n < peers_.size(); ++n) {
+    if (n != self) peers_[n] = window_reader(options.windows[n], options.page_variables);
+  }
+}
 
 absl::StatusOr<std::uint64_t> shared_memory_manager::allocate(std::uint64_t count,
                                                               std::uint8_t width,
@@ -195,14 +202,15 @@ absl::Status shared_memory_manager::end() {
     if (local_stream.empty()) return absl::OkStatus();
     // Purely local: runs at once (straight from the builder, no copy) when nothing this
     // node issued is still pending; otherwise right behind the pending one.
-    if (hit_.empty()) {
-      queue_.begin_batch(executed_pulse_);
-      absl::Status s = run_stream(self_, executed_pulse_, true, local_stream);
-      queue_.end_batch();
-      return s;
-    }
+    if (hit_.empty()) return run_local_now(local_stream);
     hit_.push_back({false, 0, builder_.rank(), {local_stream.begin(), local_stream.end()}});
     return absl::OkStatus();
+  }
+  if (remote.size() == 1 && local_stream.empty() && hit_.empty() && !peers_.empty() &&
+      peers_[remote.front()].present()) {
+    absl::StatusOr<bool> served = try_direct_read(remote.front(), builder_.stream(remote.front()));
+    if (!served.ok()) return served.status();
+    if (*served) return absl::OkStatus();
   }
   std::vector<std::byte> local(local_stream.begin(), local_stream.end());
   std::vector<nicfw::isochron_part>& parts = scratch_parts_;
@@ -245,6 +253,103 @@ absl::Status shared_memory_manager::end() {
   }
   nic_.wake();
   return absl::OkStatus();
+}
+
+absl::Status shared_memory_manager::run_local_now(std::span<const std::byte> stream) {
+  const std::uint32_t nodes = nic_.topo().nodes();
+  const order_point at{through_, nodes + self_, builder_.rank(), 1};
+  if (at <= last_) {
+    // A same-host read of this node's sat later in the order than this node's copies
+    // stand now (another node's copies were further on): catch up first.
+    const std::uint64_t pulse = last_.pulse + (through_ >= last_.pulse ? 1 : 0);
+    if (absl::Status s = sync_to(pulse); !s.ok()) return s;
+    return run_local_now(stream);
+  }
+  queue_.begin_batch(through_);
+  window_.begin_change();
+  absl::Status s = run_stream(self_, through_, true, stream);
+  window_.publish_next_local(builder_.rank() + 1);
+  window_.end_change();
+  queue_.end_batch();
+  last_ = at;
+  return s;
+}
+
+absl::StatusOr<bool> shared_memory_manager::try_direct_read(node_id owner,
+                                                            std::span<const std::byte> stream) {
+  const window_reader& peer = peers_[owner];
+  op_reader in(stream);
+  stream_header header;
+  if (!in.get(header)) return false;
+  direct_ops_.clear();
+  std::size_t total = 0;
+  while (!in.done()) {
+    op_header op;
+    read_body body;
+    if (!in.get(op) || op.code != op_code::read || !in.get(body)) return false;
+    const page_info* page = pages_.lookup(op.address);
+    if (page == nullptr || page->read_target != owner || page->target_index >= peer.capacity()) {
+      return false;
+    }
+    direct_ops_.push_back({op.address, op.count, op.index, body.slot, body.first,
+                           peer.page(page->target_index) + pages_.offset_in_page(op.address)});
+    total += op.count;
+  }
+  direct_values_.resize(total);
+  const std::uint32_t nodes = nic_.topo().nodes();
+  order_point at;
+  for (int attempt = 0; attempt < 16; ++attempt) {
+    const window_reader::outcome got = peer.snapshot([&](const window_stand& stand) {
+      at = {stand.through, nodes + owner, stand.next_local, 0};
+      // Earlier isochrons of this node sit later than the owner's copies stand.
+      if (at < last_) return false;
+      std::size_t k = 0;
+      for (const direct_op& op : direct_ops_) {
+        for (std::uint32_t i = 0; i < op.count; ++i) {
+          const shared_variable v = window_reader::load(op.vars[i]);
+          // Waits for an assign: the owner's pending-read table handles that.
+          if (v.sched_by != 0) return false;
+          direct_values_[k++] = v.value;
+        }
+      }
+      return true;
+    });
+    if (got == window_reader::outcome::declined) return false;
+    if (got == window_reader::outcome::consistent) break;
+    if (attempt == 15) return false;
+  }
+  last_ = at;
+  ++direct_reads_;
+  std::size_t k = 0;
+  for (const direct_op& op : direct_ops_) {
+    const auto values = std::span(direct_values_).subspan(k, op.count);
+    if (absl::Status s = slots_.fill(op.slot, op.first, values); !s.ok()) return s;
+    if (options_.trace) {
+      for (std::uint32_t i = 0; i < op.count; ++i) {
+        trace_.push_back({.pulse = at.pulse,
+                          .after_pulse = true,
+                          .pid = owner,
+                          .rank = at.rank,
+                          .op_index = op.index,
+                          .op = trace_op::read,
+                          .address = op.address + i,
+                          .value = values[i],
+                          .node = owner,
+                          .direct = true,
+                          .issuer = self_,
+                          .issue_rank = builder_.rank()});
+      }
+    }
+    k += op.count;
+  }
+  // Reads served here never run the NIC; a program that only reads must still let it run
+  // (inline, logical time moves only when we do).
+  if (++direct_since_progress_ == 16) {
+    direct_since_progress_ = 0;
+    bool did = false;
+    if (absl::Status s = progress(did); !s.ok()) return s;
+  }
+  return true;
 }
 
 void shared_memory_manager::set_handler(std::uint32_t handler, message_handler fn) {
@@ -373,15 +478,18 @@ absl::Status shared_memory_manager::run_handler(node_id source, std::uint32_t ha
 void shared_memory_manager::executed(const exec_position& at, std::uint32_t op_index, op_code code,
                                      std::uint64_t address, std::uint64_t value) {
   const std::uint32_t nodes = nic_.topo().nodes();
+  const std::uint32_t pid = at.pid >= nodes ? at.pid - nodes : at.pid;
   trace_.push_back({.pulse = at.pulse,
                     .after_pulse = at.pid >= nodes,
-                    .pid = at.pid >= nodes ? at.pid - nodes : at.pid,
+                    .pid = pid,
                     .rank = at.rank,
                     .op_index = op_index,
                     .op = static_cast<trace_op>(code),
                     .address = address,
                     .value = value,
-                    .node = self_});
+                    .node = self_,
+                    .issuer = pid,
+                    .issue_rank = at.rank});
 }
 
 void shared_memory_manager::on_delivery(const nicfw::delivery& d) {
@@ -475,11 +583,14 @@ absl::Status shared_memory_manager::run_pulse(std::uint64_t pulse, std::uint32_t
     std::stable_sort(items.begin(), items.end(), by_sender);
   }
   queue_.begin_batch(pulse);
+  window_.begin_change();
   absl::Status executed = run_items(pulse, items);
+  window_.end_change();
   queue_.end_batch();
   buckets_.recycle(std::move(items));
   if (!executed.ok()) return executed;
   executed_pulse_ = pulse;
+  advance_through(pulse);
   return absl::OkStatus();
 }
 
@@ -503,10 +614,12 @@ absl::Status shared_memory_manager::run_items(std::uint64_t pulse,
     ISO_CHECK(!hit_.empty() && hit_.front().net && hit_.front().sequence == item.sequence)
         << "isochron marker " << item.sequence << " does not match the oldest pending isochron";
     if (absl::Status s = run_local_part(hit_.front(), pulse, false); !s.ok()) return s;
+    last_ = {pulse, self_, hit_.front().rank, 1};
     hit_.pop_front();
     // Purely local isochrons issued after it run right behind it.
     while (!hit_.empty() && !hit_.front().net) {
       if (absl::Status s = run_local_part(hit_.front(), pulse, false); !s.ok()) return s;
+      last_ = {pulse, self_, hit_.front().rank, 1};
       hit_.pop_front();
     }
   }
@@ -521,6 +634,9 @@ absl::Status shared_memory_manager::progress(bool& did_work) {
   } else if (absl::Status s = nic_status(); !s.ok()) {
     return s;
   }
+  // Every EOP up to `closed` is in the queue by now (the NIC queues them first), so once
+  // the queue is drained and the due pulses have run, this node has executed them all.
+  const std::uint64_t closed = nic_.time().closed;
   const std::size_t handled =
       nic_.channel().host_poll([this](const nicfw::delivery& d) { on_delivery(d); });
   did_work |= handled != 0;
@@ -535,7 +651,14 @@ absl::Status shared_memory_manager::progress(bool& did_work) {
     }
   }
   due_pulses_.clear();
+  advance_through(closed);
   return delivery_error_;
+}
+
+void shared_memory_manager::advance_through(std::uint64_t pulse) {
+  if (pulse <= through_) return;
+  through_ = pulse;
+  window_.publish_through(pulse);
 }
 
 absl::Status shared_memory_manager::wait_for(absl::FunctionRef<bool()> done) {

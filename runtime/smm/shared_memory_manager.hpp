@@ -41,6 +41,13 @@ struct smm_options {
   absl::Duration credit_timeout = absl::Seconds(60);
   // Echo the executed pulse of every remote part to its issuer, which checks it.
   bool paranoid = false;
+  // Same-host reads: this node's memory window (its copies live there) and every node's,
+  // by node id (empty where there is none). A read-only isochron whose reads all go to one
+  // node with a window is served from that node's copy when logical time allows
+  // (docs/same-host-reads.md).
+  std::span<std::byte> own_window;
+  std::vector<std::span<std::byte>> windows;
+  bool direct_reads = true;
 };
 
 class shared_memory_manager final : public execution_sink {
@@ -132,6 +139,8 @@ class shared_memory_manager final : public execution_sink {
   [[nodiscard]] std::uint64_t last_stamp() const { return last_stamp_; }
 
   [[nodiscard]] const std::vector<trace_event>& trace() const { return trace_; }
+  // Isochrons served as same-host reads.
+  [[nodiscard]] std::uint64_t direct_reads() const { return direct_reads_; }
   [[nodiscard]] std::uint64_t executed_pulse() const { return executed_pulse_; }
   [[nodiscard]] std::size_t pulses_waiting() const { return buckets_.size(); }
 
@@ -155,7 +164,33 @@ class shared_memory_manager final : public execution_sink {
     std::vector<std::byte> ops;
   };
 
+  // A place in the global order: (pulse, slot, rank, kind), where slot is the pid for an
+  // operation of the pulse and node count + pid after it, and kind 0 is a same-host read
+  // that sits right before that rank (of the copy's owner), 1 the isochron itself.
+  struct order_point {
+    std::uint64_t pulse = 0;
+    std::uint32_t slot = 0;
+    std::uint64_t rank = 0;
+    std::uint32_t kind = 0;
+    auto operator<=>(const order_point&) const = default;
+  };
+  struct direct_op {
+    std::uint64_t address;
+    std::uint32_t count;
+    std::uint32_t index;
+    std::uint32_t slot;
+    std::uint32_t first;
+    const shared_variable* vars;
+  };
+
   [[nodiscard]] absl::Status check_open(const char* what) const;
+  // Runs the purely local isochron being closed, after every operation of `through_`.
+  [[nodiscard]] absl::Status run_local_now(std::span<const std::byte> stream);
+  void advance_through(std::uint64_t pulse);
+  // Serves the isochron being closed (reads only, all for `owner`) from `owner`'s window;
+  // false when it cannot (the caller sends it through the NIC).
+  [[nodiscard]] absl::StatusOr<bool> try_direct_read(node_id owner,
+                                                     std::span<const std::byte> stream);
   void on_delivery(const nicfw::delivery& d);
   [[nodiscard]] absl::Status run_pulse(std::uint64_t pulse, std::uint32_t count);
   [[nodiscard]] absl::Status run_items(std::uint64_t pulse, std::span<const bucket_item> items);
@@ -175,6 +210,8 @@ class shared_memory_manager final : public execution_sink {
   nicfw::engine& nic_;
   smm_options options_;
   page_table pages_;
+  copy_window window_;
+  std::vector<window_reader> peers_;  // by node
   local_memory memory_;
   read_slots slots_;
   isochron_builder builder_;
@@ -192,6 +229,15 @@ class shared_memory_manager final : public execution_sink {
   std::function<void()> on_pressure_;
   std::vector<trace_event> trace_;
   std::uint64_t executed_pulse_ = 0;
+  // Every pulse up to this has executed here and nothing later has: this node's copies
+  // (and its purely local isochrons) sit after it.
+  std::uint64_t through_ = 0;
+  // The latest place in the order of anything this node issued that has executed.
+  order_point last_;
+  std::uint64_t direct_reads_ = 0;
+  std::uint32_t direct_since_progress_ = 0;
+  std::vector<direct_op> direct_ops_;
+  std::vector<std::uint64_t> direct_values_;
   std::uint64_t last_stamp_ = 0;
   bool in_handler_ = false;
   absl::Status delivery_error_;

@@ -11,13 +11,14 @@ namespace iso::test {
 namespace {
 
 auto order_key(const iso::trace_event& e) {
-  return std::make_tuple(e.pulse, e.after_pulse, e.pid, e.rank, e.op_index);
+  return std::make_tuple(e.pulse, e.after_pulse, e.pid, e.rank, !e.direct, e.op_index);
 }
 
 std::string describe(const iso::trace_event& e) {
   std::ostringstream out;
   out << "op " << static_cast<int>(e.op) << " on address " << e.address << " at (pulse "
       << e.pulse << (e.after_pulse ? "+" : "") << ", pid " << e.pid << ", rank " << e.rank
+      << (e.direct ? ", a same-host read by node " + std::to_string(e.issuer) : std::string())
       << ") executed on node " << e.node << " value " << e.value;
   return out.str();
 }

@@ -108,9 +108,10 @@ int main(int argc, char** argv) {
       return 1;
     }
     if (have_peer) {
+      // The peer takes --quick only (the NIC placement is ours).
       iso::bench::collect(absl::StrFormat("'%s/run_shmem_peer.sh' '%s/iso-shmem-peer'%s "
                                           "2>/dev/null",
-                                          bin, bin, flags),
+                                          bin, bin, quick ? " --quick" : ""),
                           peer, /*tolerate_exit=*/true);
     }
   }

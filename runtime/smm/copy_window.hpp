@@ -1,0 +1,125 @@
+// A node's copies of isotach pages, kept in its memory window so that other nodes on the
+// same host can read them without the NIC (same-host reads, docs/same-host-reads.md).
+//
+// The owner is the only writer. It changes variables only inside change sections (a
+// sequence lock: odd while changing), and publishes where its copies stand in logical time:
+//   through     every operation of every pulse up to this one has executed here, and
+//               nothing of a later pulse has;
+//   next_local  every purely local isochron of this node that ran so far has a lower rank.
+// A reader takes a consistent snapshot of both and of the variables it wants, or retries.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+namespace iso::runtime {
+
+// One variable of a copy. Only its owner writes it, with atomic stores, inside a change
+// section; readers load it atomically and keep the value only if no section overlapped.
+struct shared_variable {
+  std::uint64_t value = 0;
+  std::uint32_t sched_by = 0;  // 0: substantiated; else 1 + the node whose sched is latest
+  std::uint32_t unused = 0;
+};
+static_assert(sizeof(shared_variable) == 16);
+
+// The first cache line of a window; the pages follow on the next.
+struct window_header {
+  std::atomic<std::uint64_t> sequence;  // odd while the owner changes its copies
+  std::atomic<std::uint64_t> through;
+  std::atomic<std::uint64_t> next_local;
+};
+static_assert(sizeof(window_header) <= 64 && std::atomic<std::uint64_t>::is_always_lock_free);
+
+// Where the owner's copies stand, as a reader saw it.
+struct window_stand {
+  std::uint64_t through = 0;
+  std::uint64_t next_local = 0;
+};
+
+class copy_window {
+ public:
+  // Empty `memory`: no window (every page lives on the heap, nobody reads them directly).
+  copy_window(std::span<std::byte> memory, std::uint32_t page_variables);
+
+  // Pages that fit (local index < capacity() lives in the window).
+  [[nodiscard]] std::uint32_t capacity() const { return capacity_; }
+  [[nodiscard]] shared_variable* page(std::uint32_t local_index) const {
+    return pages_ + std::size_t{local_index} * page_variables_;
+  }
+
+  void begin_change();
+  void end_change();
+  void publish_through(std::uint64_t pulse);
+  void publish_next_local(std::uint64_t rank);
+
+ private:
+  window_header* header_ = nullptr;  // null: no window
+  shared_variable* pages_ = nullptr;
+  std::uint32_t page_variables_;
+  std::uint32_t capacity_ = 0;
+  std::uint64_t sequence_ = 0;  // the owner's copy of the lock word
+};
+
+// Another node's window, read-only.
+class window_reader {
+ public:
+  enum class outcome { consistent, declined, changing };
+
+  window_reader() = default;
+  window_reader(std::span<std::byte> memory, std::uint32_t page_variables);
+
+  [[nodiscard]] bool present() const { return header_ != nullptr; }
+  [[nodiscard]] std::uint32_t capacity() const { return capacity_; }
+  [[nodiscard]] const shared_variable* page(std::uint32_t local_index) const {
+    return pages_ + std::size_t{local_index} * page_variables_;
+  }
+
+  // Calls `visit(stand)`, which may load variables with load() and returns whether it
+  // wants them. consistent: it did, and every load came from the one state `stand`
+  // describes; changing: the owner was changing its copies meanwhile (try again);
+  // declined: `visit` returned false.
+  template <typename Visit>
+  outcome snapshot(Visit&& visit) const;
+
+  [[nodiscard]] static shared_variable load(const shared_variable& v) {
+    auto& mutable_v = const_cast<shared_variable&>(v);  // atomic_ref<const T> is C++26
+    shared_variable out;
+    out.value = std::atomic_ref<std::uint64_t>(mutable_v.value).load(std::memory_order_relaxed);
+    out.sched_by =
+        std::atomic_ref<std::uint32_t>(mutable_v.sched_by).load(std::memory_order_relaxed);
+    return out;
+  }
+
+ private:
+  const window_header* header_ = nullptr;  // null: no window
+  const shared_variable* pages_ = nullptr;
+  std::uint32_t page_variables_ = 0;
+  std::uint32_t capacity_ = 0;
+};
+
+template <typename Visit>
+window_reader::outcome window_reader::snapshot(Visit&& visit) const {
+  // seq_cst: a reader's own change sections end with a seq_cst store, so a snapshot it
+  // takes after one cannot be ordered before it (store buffering would break SC).
+  const std::uint64_t before = header_->sequence.load(std::memory_order_seq_cst);
+  if (before & 1) return outcome::changing;
+  const window_stand stand{header_->through.load(std::memory_order_acquire),
+                           header_->next_local.load(std::memory_order_acquire)};
+  const bool wanted = visit(stand);
+  std::atomic_thread_fence(std::memory_order_acquire);
+  if (header_->sequence.load(std::memory_order_relaxed) != before) return outcome::changing;
+  return wanted ? outcome::consistent : outcome::declined;
+}
+
+// Writes to a variable of the owner's own copy (the owner's only way to change one).
+inline void store_value(shared_variable& v, std::uint64_t value) {
+  std::atomic_ref<std::uint64_t>(v.value).store(value, std::memory_order_relaxed);
+}
+inline void store_sched(shared_variable& v, std::uint32_t sched_by) {
+  std::atomic_ref<std::uint32_t>(v.sched_by).store(sched_by, std::memory_order_relaxed);
+}
+
+}  // namespace iso::runtime

@@ -1,0 +1,184 @@
+// Same-host reads (options::direct_reads): read-only isochrons served from another node's
+// copy without the NICs. They must be used when they can be, never when they cannot, and
+// never break sequential consistency, in particular against purely local isochrons, which
+// sit where their own node's copies stand in logical time.
+#include <gtest/gtest.h>
+
+#include <atomic>
+
+#include "iso/iso.hpp"
+#include "tests/support/inproc_job.hpp"
+#include "tests/support/test_support.hpp"
+
+namespace {
+
+using iso::test::run_inproc;
+
+class DirectReads : public iso::test::placement_test {};
+
+INSTANTIATE_TEST_SUITE_P(NicPlacements, DirectReads, iso::test::both_placements(),
+                         iso::test::placement_name);
+
+// Node 0 reads a variable held only by node 1, which keeps writing it in purely local
+// isochrons: the reads are served from node 1's window, each sees a value at least as new
+// as the one before, and the last one sees the final value.
+TEST_P(DirectReads, ReadsOfAnotherNodesCopyAreServedWithoutTheNic) {
+  constexpr std::int64_t kFinal = 2000;
+  std::atomic<std::uint64_t> served{0};
+  std::atomic<int> went_back{0};
+  const int status = run_inproc(2, opts(), [&](iso::node& node) {
+    auto x = node.allocate<std::int64_t>(1, iso::placement::on(1))[0];
+    node.barrier();
+    if (node.id() == 1) {
+      for (std::int64_t i = 1; i <= kFinal; ++i) {
+        iso::isochron iso(node);
+        iso.write(x, i);
+      }
+    } else {
+      std::int64_t last = 0;
+      while (last != kFinal) {
+        iso::isochron iso(node);
+        iso::value<std::int64_t> v = iso.read(x);
+        iso.end();
+        if (v.get() < last) ++went_back;
+        last = v.get();
+      }
+      served = node.status().direct_reads;
+    }
+    node.barrier();
+  });
+  EXPECT_EQ(status, 0);
+  EXPECT_EQ(went_back.load(), 0);
+  EXPECT_GT(served.load(), 0u);
+}
+
+// With the option off, every read takes the NIC path.
+TEST_P(DirectReads, TheOptionTurnsThemOff) {
+  iso::options o = opts();
+  o.direct_reads = false;
+  std::atomic<std::uint64_t> served{1};
+  std::atomic<std::int64_t> seen{0};
+  const int status = run_inproc(2, o, [&](iso::node& node) {
+    auto x = node.allocate<std::int64_t>(1, iso::placement::on(1))[0];
+    if (node.id() == 1) {
+      iso::isochron iso(node);
+      iso.write(x, std::int64_t{7});
+    }
+    node.quiesce();
+    node.barrier();
+    if (node.id() == 0) {
+      for (int i = 0; i < 50; ++i) {
+        iso::isochron iso(node);
+        iso::value<std::int64_t> v = iso.read(x);
+        iso.end();
+        seen = v.get();
+      }
+      served = node.status().direct_reads;
+    }
+    node.barrier();
+  });
+  EXPECT_EQ(status, 0);
+  EXPECT_EQ(seen.load(), 7);
+  EXPECT_EQ(served.load(), 0u);
+}
+
+// Message passing across a same-host read and a local one. Node 2 writes y (copies on
+// nodes 0 and 1) and then x (copy on node 1 only), each in its own isochron. Node 0 reads
+// x from node 1's window and then y from its own copy, each alone in an isochron: having
+// seen x = i it must see y >= i. Node 0's own copy may stand earlier in logical time than
+// node 1's, so the local read must wait for it to catch up; if it ran at once, it would
+// see an older y.
+TEST_P(DirectReads, ALocalReadAfterADirectOneNeverSeesAnOlderState) {
+  constexpr std::int64_t kRounds = 2000;
+  std::atomic<int> violations{0};
+  std::atomic<std::uint64_t> served{0};
+  const int status = run_inproc(3, opts(), [&](iso::node& node) {
+    auto y = node.allocate<std::int64_t>(1, iso::placement::on({0, 1}))[0];
+    auto x = node.allocate<std::int64_t>(1, iso::placement::on(1))[0];
+    auto done = node.allocate<std::int64_t>(1, iso::placement::on(0))[0];
+    node.barrier();
+    if (node.id() == 2) {
+      for (std::int64_t i = 1; i <= kRounds; ++i) {
+        {
+          iso::isochron iso(node);
+          iso.write(y, i);
+        }
+        iso::isochron iso(node);
+        iso.write(x, i);
+      }
+    } else if (node.id() == 0) {
+      std::int64_t seen_x = 0;
+      while (seen_x < kRounds) {
+        iso::isochron rx(node);
+        iso::value<std::int64_t> vx = rx.read(x);
+        rx.end();
+        seen_x = vx.get();
+        iso::isochron ry(node);
+        iso::value<std::int64_t> vy = ry.read(y);
+        ry.end();
+        if (vy.get() < seen_x) ++violations;
+      }
+      served = node.status().direct_reads;
+      iso::isochron iso(node);
+      iso.write(done, std::int64_t{1});
+    } else {
+      // Node 1 only serves; it must keep its copies moving through logical time.
+      for (;;) {
+        iso::isochron iso(node);
+        iso::value<std::int64_t> d = iso.read(done);
+        iso.end();
+        if (d.get() == 1) break;
+      }
+    }
+    node.quiesce();
+    node.barrier();
+  });
+  EXPECT_EQ(status, 0);
+  EXPECT_EQ(violations.load(), 0);
+  EXPECT_GT(served.load(), 0u);
+}
+
+// A read of a variable that waits for its assign is not served from the window: it goes
+// to the owner's pending-read table and returns the assigned value.
+TEST_P(DirectReads, AReadOfAnUnsubstantiatedVariableWaitsForItsAssign) {
+  std::atomic<std::int64_t> seen{0};
+  const int status = run_inproc(2, opts(), [&](iso::node& node) {
+    auto x = node.allocate<std::int64_t>(1, iso::placement::on(1))[0];
+    auto ready = node.allocate<std::int64_t>(1, iso::placement::on(0))[0];
+    if (node.id() == 1) {
+      {
+        iso::isochron iso(node);
+        iso.sched(x);
+      }
+      node.quiesce();
+    }
+    node.barrier();
+    if (node.id() == 0) {
+      iso::value<std::int64_t> v;
+      {
+        iso::isochron iso(node);
+        v = iso.read(x);
+      }
+      {
+        iso::isochron iso(node);
+        iso.write(ready, std::int64_t{1});
+      }
+      seen = v.get();
+    } else {
+      for (;;) {
+        iso::isochron iso(node);
+        iso::value<std::int64_t> r = iso.read(ready);
+        iso.end();
+        if (r.get() == 1) break;
+      }
+      iso::isochron iso(node);
+      iso.assign(x, std::int64_t{42});
+    }
+    node.quiesce();
+    node.barrier();
+  });
+  EXPECT_EQ(status, 0);
+  EXPECT_EQ(seen.load(), 42);
+}
+
+}  // namespace
