@@ -49,6 +49,9 @@ shared_memory_manager::shared_memory_manager(node_id self, nicfw::engine& nic,
       queue_(nic.topo().nodes()),
       echoes_(self) {
   peers_.resize(nic.topo().nodes());
+  for (node_id n = 0; n < nic.topo().nodes(); ++n) {
+    if (n != self) nearest_distance_ = std::min(nearest_distance_, nic.topo().distance(self, n));
+  }
   if (!options.direct_reads) return;
   for (node_id n = 0; n < options.windows.size() && n < peers_.size(); ++n) {
     if (n != self) peers_[n] = window_reader(options.windows[n], options.page_variables);
@@ -297,12 +300,18 @@ absl::StatusOr<bool> shared_memory_manager::try_direct_read(node_id owner,
   }
   direct_values_.resize(total);
   const std::uint32_t nodes = nic_.topo().nodes();
+  // Every isochron this node stamps from now on executes at this pulse or later (its NIC
+  // stamps at least its current pulse plus the distance to the nearest node). The read
+  // must sit before them all; with several switches, another node's copies may already
+  // stand further on in logical time (its pulses close sooner).
+  const std::uint64_t next_stamp_floor = nic_.time().pulse + nearest_distance_;
   order_point at;
   for (int attempt = 0; attempt < 16; ++attempt) {
     const window_reader::outcome got = peer.snapshot([&](const window_stand& stand) {
       at = {stand.through, nodes + owner, stand.next_local, 0};
-      // Earlier isochrons of this node sit later than the owner's copies stand.
-      if (at < last_) return false;
+      // Earlier isochrons of this node sit later than the owner's copies stand, or later
+      // ones could sit earlier.
+      if (at < last_ || stand.through >= next_stamp_floor) return false;
       std::size_t k = 0;
       for (const direct_op& op : direct_ops_) {
         for (std::uint32_t i = 0; i < op.count; ++i) {
@@ -585,13 +594,16 @@ absl::Status shared_memory_manager::run_pulse(std::uint64_t pulse, std::uint32_t
   queue_.begin_batch(pulse);
   window_.begin_change();
   absl::Status executed = run_items(pulse, items);
+  if (executed.ok()) {
+    executed_pulse_ = pulse;
+    // Inside the change section: a reader must never see the new values with the old
+    // stand (it would place them in the previous pulse).
+    advance_through(pulse);
+  }
   window_.end_change();
   queue_.end_batch();
   buckets_.recycle(std::move(items));
-  if (!executed.ok()) return executed;
-  executed_pulse_ = pulse;
-  advance_through(pulse);
-  return absl::OkStatus();
+  return executed;
 }
 
 absl::Status shared_memory_manager::run_items(std::uint64_t pulse,

@@ -235,6 +235,7 @@ class shared_memory_manager final : public execution_sink {
   // The latest place in the order of anything this node issued that has executed.
   order_point last_;
   std::uint64_t direct_reads_ = 0;
+  std::uint32_t nearest_distance_ = ~0u;  // logical distance to the nearest other node
   std::uint32_t direct_since_progress_ = 0;
   std::vector<direct_op> direct_ops_;
   std::vector<std::uint64_t> direct_values_;

@@ -124,6 +124,8 @@ TEST(History, RandomWorkloadOnThreeSwitchesIsSequentiallyConsistent) {
   const iso::test::sc_report report = iso::test::check_sequential_consistency(events);
   EXPECT_TRUE(report.consistent) << report.first_violation;
   EXPECT_GT(report.reads_checked, 500u);
+  EXPECT_GT(std::count_if(events.begin(), events.end(), [](const auto& e) { return e.direct; }),
+            10);
   expect_issue_order(events);
 }
 
