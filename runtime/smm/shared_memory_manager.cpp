@@ -305,13 +305,16 @@ absl::StatusOr<bool> shared_memory_manager::try_direct_read(node_id owner,
   // must sit before them all; with several switches, another node's copies may already
   // stand further on in logical time (its pulses close sooner).
   const std::uint64_t next_stamp_floor = nic_.time().pulse + nearest_distance_;
+  // The read must not sit before anything this node has seen: its own isochrons, and
+  // its own copies as they stand (what they hold, notices of what ran in those pulses,
+  // and everything a barrier waited for).
+  const order_point earliest = std::max(last_, order_point{through_, nodes, 0, 0});
   order_point at;
   for (int attempt = 0; attempt < 16; ++attempt) {
     const window_reader::outcome got = peer.snapshot([&](const window_stand& stand) {
       at = {stand.through, nodes + owner, stand.next_local, 0};
-      // Earlier isochrons of this node sit later than the owner's copies stand, or later
-      // ones could sit earlier.
-      if (at < last_ || stand.through >= next_stamp_floor) return false;
+      // Too early in logical time, or later isochrons of this node could sit earlier.
+      if (at < earliest || stand.through >= next_stamp_floor) return false;
       std::size_t k = 0;
       for (const direct_op& op : direct_ops_) {
         for (std::uint32_t i = 0; i < op.count; ++i) {
