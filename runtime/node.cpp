@@ -227,7 +227,7 @@ bool read_ready(node& n, read_ticket t) {
 std::span<const std::uint64_t> read_wait(node& n, read_ticket t) {
   runtime::shared_memory_manager& smm = node_state::of(n).smm();
   const runtime::read_slots::ticket ticket{t.slot, t.generation};
-  throw_if_error(smm.wait_for([&] { return smm.ready(ticket); }));
+  if (!smm.ready(ticket)) throw_if_error(smm.wait_for([&] { return smm.ready(ticket); }));
   return smm.values(ticket);
 }
 

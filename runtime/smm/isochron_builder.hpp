@@ -20,6 +20,8 @@ class isochron_builder {
 
   void begin(std::uint64_t rank);
   [[nodiscard]] bool open() const { return open_; }
+  // No operation added since begin().
+  [[nodiscard]] bool empty() const { return next_index_ == 0; }
 
   // Checks the range first (OutOfRange: outside memory; InvalidArgument: wrong width;
   // ResourceExhausted: more than 65535 operations), so a rejected operation adds nothing. `values`

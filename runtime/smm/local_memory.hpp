@@ -65,6 +65,12 @@ class local_memory {
 
   [[nodiscard]] std::size_t pending_reads() const { return pending_.size(); }
 
+  // This node's copy of `address` onwards (the page must be held here), for reads by its
+  // owner.
+  [[nodiscard]] const shared_variable* copy_of(const page_info& page, std::uint64_t address) const {
+    return copies_[page.local_index] + pages_.offset_in_page(address);
+  }
+
  private:
   using variable = shared_variable;
   struct pending_read {

@@ -1,5 +1,7 @@
 #include "runtime/smm/read_slots.hpp"
 
+#include <algorithm>
+
 #include "absl/strings/str_format.h"
 #include "base/check.hpp"
 
@@ -15,8 +17,10 @@ read_slots::ticket read_slots::open(std::uint32_t count) {
     free_.pop_back();
   }
   slot_state& s = slots_[slot];
-  s.values.assign(count, 0);
-  s.filled.assign(count, false);
+  // Slots are reused: most reads are of one value, so this usually resizes nothing.
+  s.values.resize(count);
+  s.filled.resize(count);
+  std::fill(s.filled.begin(), s.filled.end(), std::uint8_t{0});
   s.missing = count;
   s.open = true;
   s.abandoned = false;
@@ -48,6 +52,16 @@ absl::Status read_slots::fill(std::uint32_t slot, std::uint32_t first,
     if (s.abandoned) free(slot);
   }
   return absl::OkStatus();
+}
+
+void read_slots::fill_all(std::uint32_t slot, std::span<const std::uint64_t> values) {
+  slot_state& s = slots_[slot];
+  ISO_DCHECK(s.open && s.missing == s.values.size() && values.size() == s.values.size());
+  std::copy(values.begin(), values.end(), s.values.begin());
+  std::fill(s.filled.begin(), s.filled.end(), std::uint8_t{1});
+  s.missing = 0;
+  --outstanding_;
+  if (s.abandoned) free(slot);
 }
 
 bool read_slots::ready(ticket t) const {

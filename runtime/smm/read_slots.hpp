@@ -23,15 +23,20 @@ class read_slots {
   // an open slot (replies are input from other processes).
   [[nodiscard]] absl::Status fill(std::uint32_t slot, std::uint32_t first,
                                   std::span<const std::uint64_t> values);
+  // All of an open slot's values at once, none of which has arrived yet (the caller
+  // served the whole read itself; nothing to check).
+  void fill_all(std::uint32_t slot, std::span<const std::uint64_t> values);
   [[nodiscard]] bool ready(ticket t) const;
   [[nodiscard]] std::span<const std::uint64_t> values(ticket t) const;
   void close(ticket t);
   [[nodiscard]] std::size_t outstanding() const { return outstanding_; }
+  // How many values `slot` takes.
+  [[nodiscard]] std::size_t size(std::uint32_t slot) const { return slots_[slot].values.size(); }
 
  private:
   struct slot_state {
     std::vector<std::uint64_t> values;
-    std::vector<bool> filled;
+    std::vector<std::uint8_t> filled;  // not vector<bool>: set one by one on every read
     std::uint32_t missing = 0;
     std::uint32_t generation = 0;
     bool open = false;

@@ -79,6 +79,18 @@ absl::Status shared_memory_manager::check_open(const char* what) const {
   return absl::OkStatus();
 }
 
+absl::Status shared_memory_manager::open_for(const char* what) {
+  if (absl::Status s = check_open(what); !s.ok()) return s;
+  return add_lone_read();
+}
+
+absl::Status shared_memory_manager::add_lone_read() {
+  if (!lone_read_.active) return absl::OkStatus();
+  lone_read_.active = false;
+  return builder_.add(op_code::read, lone_read_.width, lone_read_.address, lone_read_.count, {},
+                      lone_read_.slot);
+}
+
 absl::Status shared_memory_manager::begin() {
   if (in_handler_) {
     return absl::FailedPreconditionError("isochron started inside a message handler");
@@ -87,6 +99,7 @@ absl::Status shared_memory_manager::begin() {
     return absl::FailedPreconditionError("an isochron is already open on this node");
   }
   builder_.begin(next_rank_++);
+  lone_read_.active = false;
   return absl::OkStatus();
 }
 
@@ -94,6 +107,18 @@ absl::Status shared_memory_manager::read(std::uint8_t width, std::uint64_t addre
                                          std::uint32_t count, read_slots::ticket& ticket) {
   if (absl::Status s = check_open("read"); !s.ok()) return s;
   const read_slots::ticket t = slots_.open(count);
+  // The isochron's first operation, a read within one page, is only noted: if it stays
+  // alone, end() may serve it without building a stream (latency-bound reads).
+  if (builder_.empty() && !lone_read_.active) {
+    const page_info* page = pages_.lookup(address);
+    if (page != nullptr && page->width == width && count != 0 &&
+        pages_.page_of(address) == pages_.page_of(address + count - 1)) {
+      lone_read_ = {true, width, address, count, t.slot, page};
+      ticket = t;
+      return absl::OkStatus();
+    }
+  }
+  if (absl::Status s = add_lone_read(); !s.ok()) return s;
   if (absl::Status s = builder_.add(op_code::read, width, address, count, {}, t.slot); !s.ok()) {
     slots_.close(t);
     // The slot never gets values; count it as answered so that drain() does not wait.
@@ -107,13 +132,13 @@ absl::Status shared_memory_manager::read(std::uint8_t width, std::uint64_t addre
 
 absl::Status shared_memory_manager::write(std::uint8_t width, std::uint64_t address,
                                           std::span<const std::uint64_t> values) {
-  if (absl::Status s = check_open("write"); !s.ok()) return s;
+  if (absl::Status s = open_for("write"); !s.ok()) return s;
   return builder_.add(op_code::write, width, address, static_cast<std::uint32_t>(values.size()),
                       values, 0);
 }
 
 absl::Status shared_memory_manager::sched(std::uint8_t width, std::uint64_t address) {
-  if (absl::Status s = check_open("sched"); !s.ok()) return s;
+  if (absl::Status s = open_for("sched"); !s.ok()) return s;
   if (outstanding_scheds_.contains(address)) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "node %u already has an outstanding sched on address %u; assign it first", self_, address));
@@ -125,7 +150,7 @@ absl::Status shared_memory_manager::sched(std::uint8_t width, std::uint64_t addr
 
 absl::Status shared_memory_manager::assign(std::uint8_t width, std::uint64_t address,
                                            std::uint64_t value) {
-  if (absl::Status s = check_open("assign"); !s.ok()) return s;
+  if (absl::Status s = open_for("assign"); !s.ok()) return s;
   if (!outstanding_scheds_.contains(address)) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "assign to address %u without a sched: node %u has no outstanding sched there", address,
@@ -142,7 +167,7 @@ absl::Status shared_memory_manager::assign(std::uint8_t width, std::uint64_t add
 
 absl::Status shared_memory_manager::message(node_id to, std::uint32_t handler,
                                             std::span<const std::byte> payload) {
-  if (absl::Status s = check_open("message"); !s.ok()) return s;
+  if (absl::Status s = open_for("message"); !s.ok()) return s;
   if (!handlers_.contains(handler)) {
     return absl::NotFoundError(absl::StrFormat(
         "no handler is registered under id %u (register it on every node first)", handler));
@@ -151,12 +176,12 @@ absl::Status shared_memory_manager::message(node_id to, std::uint32_t handler,
 }
 
 absl::Status shared_memory_manager::queued_message(node_id to, std::span<const std::byte> payload) {
-  if (absl::Status s = check_open("message"); !s.ok()) return s;
+  if (absl::Status s = open_for("message"); !s.ok()) return s;
   return builder_.add_message(to, op_code::queued, 0, payload);
 }
 
 absl::Status shared_memory_manager::signal(channel_id channel) {
-  if (absl::Status s = check_open("signal"); !s.ok()) return s;
+  if (absl::Status s = open_for("signal"); !s.ok()) return s;
   if (channel >= kChannels) {
     return absl::InvalidArgumentError(
         absl::StrFormat("signal on channel %u: channels are 0..%u", channel, kChannels - 1));
@@ -165,7 +190,7 @@ absl::Status shared_memory_manager::signal(channel_id channel) {
 }
 
 absl::Status shared_memory_manager::barrier_arrival(channel_id channel, barrier_mode mode) {
-  if (absl::Status s = check_open("barrier"); !s.ok()) return s;
+  if (absl::Status s = open_for("barrier"); !s.ok()) return s;
   absl::StatusOr<std::uint64_t> instance = queue_.next_barrier(channel);
   if (!instance.ok()) return instance.status();
   if (absl::Status s =
@@ -198,6 +223,19 @@ absl::Status shared_memory_manager::group_op(node_id source, const op_header& op
 
 absl::Status shared_memory_manager::end() {
   if (absl::Status s = check_open("end"); !s.ok()) return s;
+  if (lone_read_.active) {
+    absl::StatusOr<bool> served = serve_lone_read();
+    if (!served.ok()) {
+      builder_.close();
+      return served.status();
+    }
+    if (*served) {
+      lone_read_.active = false;
+      builder_.close();
+      return absl::OkStatus();
+    }
+    if (absl::Status s = add_lone_read(); !s.ok()) return s;
+  }
   builder_.close();
   const std::vector<node_id>& remote = builder_.remote_destinations();
   const std::span<const std::byte> local_stream = builder_.stream(self_);
@@ -209,9 +247,9 @@ absl::Status shared_memory_manager::end() {
     hit_.push_back({false, 0, builder_.rank(), {local_stream.begin(), local_stream.end()}});
     return absl::OkStatus();
   }
-  if (remote.size() == 1 && local_stream.empty() && hit_.empty() && !peers_.empty() &&
-      peers_[remote.front()].present()) {
-    absl::StatusOr<bool> served = try_direct_read(remote.front(), builder_.stream(remote.front()));
+  if (remote.size() == 1 && local_stream.empty() && hit_.empty() &&
+      note_direct_reads(remote.front(), builder_.stream(remote.front()))) {
+    absl::StatusOr<bool> served = serve_direct_reads(remote.front());
     if (!served.ok()) return served.status();
     if (*served) return absl::OkStatus();
   }
@@ -278,26 +316,69 @@ absl::Status shared_memory_manager::run_local_now(std::span<const std::byte> str
   return s;
 }
 
-absl::StatusOr<bool> shared_memory_manager::try_direct_read(node_id owner,
-                                                            std::span<const std::byte> stream) {
-  const window_reader& peer = peers_[owner];
+absl::StatusOr<bool> shared_memory_manager::serve_lone_read() {
+  const page_info& page = *lone_read_.page;
+  if (!hit_.empty()) return false;
+  if (!page.local()) {
+    direct_ops_.clear();
+    if (!note_direct_read(page.read_target, page, lone_read_.address, lone_read_.count, 0,
+                          lone_read_.slot, 0)) {
+      return false;
+    }
+    return serve_direct_reads(page.read_target);
+  }
+  // A purely local isochron that only reads: it changes nothing, so it needs no change
+  // section and no notice batch. Tracing, a variable that waits for its assign, or a
+  // same-host read of this node's that sat later: the general path.
+  const order_point at{through_, nic_.topo().nodes() + self_, builder_.rank(), 1};
+  if (options_.trace || at <= last_) return false;
+  const shared_variable* vars = memory_.copy_of(page, lone_read_.address);
+  direct_values_.resize(lone_read_.count);
+  for (std::uint32_t i = 0; i < lone_read_.count; ++i) {
+    if (vars[i].sched_by != 0) return false;
+    direct_values_[i] = vars[i].value;
+  }
+  slots_.fill_all(lone_read_.slot, direct_values_);
+  last_ = at;
+  return true;
+}
+
+bool shared_memory_manager::note_direct_read(node_id owner, const page_info& page,
+                                             std::uint64_t address, std::uint32_t count,
+                                             std::uint32_t index, std::uint32_t slot,
+                                             std::uint32_t first) {
+  if (peers_.empty() || !peers_[owner].present() || page.read_target != owner ||
+      page.target_index >= peers_[owner].capacity()) {
+    return false;
+  }
+  direct_ops_.push_back(
+      {address, count, index, slot, first,
+       peers_[owner].page(page.target_index) + pages_.offset_in_page(address)});
+  return true;
+}
+
+bool shared_memory_manager::note_direct_reads(node_id owner, std::span<const std::byte> stream) {
   op_reader in(stream);
   stream_header header;
   if (!in.get(header)) return false;
   direct_ops_.clear();
-  std::size_t total = 0;
   while (!in.done()) {
     op_header op;
     read_body body;
     if (!in.get(op) || op.code != op_code::read || !in.get(body)) return false;
     const page_info* page = pages_.lookup(op.address);
-    if (page == nullptr || page->read_target != owner || page->target_index >= peer.capacity()) {
+    if (page == nullptr ||
+        !note_direct_read(owner, *page, op.address, op.count, op.index, body.slot, body.first)) {
       return false;
     }
-    direct_ops_.push_back({op.address, op.count, op.index, body.slot, body.first,
-                           peer.page(page->target_index) + pages_.offset_in_page(op.address)});
-    total += op.count;
   }
+  return true;
+}
+
+absl::StatusOr<bool> shared_memory_manager::serve_direct_reads(node_id owner) {
+  const window_reader& peer = peers_[owner];
+  std::size_t total = 0;
+  for (const direct_op& op : direct_ops_) total += op.count;
   direct_values_.resize(total);
   const std::uint32_t nodes = nic_.topo().nodes();
   // Every isochron this node stamps from now on executes at this pulse or later (its NIC
@@ -335,7 +416,11 @@ absl::StatusOr<bool> shared_memory_manager::try_direct_read(node_id owner,
   std::size_t k = 0;
   for (const direct_op& op : direct_ops_) {
     const auto values = std::span(direct_values_).subspan(k, op.count);
-    if (absl::Status s = slots_.fill(op.slot, op.first, values); !s.ok()) return s;
+    if (op.first == 0 && op.count == slots_.size(op.slot)) {
+      slots_.fill_all(op.slot, values);
+    } else if (absl::Status s = slots_.fill(op.slot, op.first, values); !s.ok()) {
+      return s;
+    }
     if (options_.trace) {
       for (std::uint32_t i = 0; i < op.count; ++i) {
         trace_.push_back({.pulse = at.pulse,
@@ -356,7 +441,7 @@ absl::StatusOr<bool> shared_memory_manager::try_direct_read(node_id owner,
   }
   // Reads served here never run the NIC; a program that only reads must still let it run
   // (inline, logical time moves only when we do).
-  if (++direct_since_progress_ == 16) {
+  if (++direct_since_progress_ == 64) {
     direct_since_progress_ = 0;
     bool did = false;
     if (absl::Status s = progress(did); !s.ok()) return s;

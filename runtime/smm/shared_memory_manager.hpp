@@ -187,10 +187,22 @@ class shared_memory_manager final : public execution_sink {
   // Runs the purely local isochron being closed, after every operation of `through_`.
   [[nodiscard]] absl::Status run_local_now(std::span<const std::byte> stream);
   void advance_through(std::uint64_t pulse);
-  // Serves the isochron being closed (reads only, all for `owner`) from `owner`'s window;
-  // false when it cannot (the caller sends it through the NIC).
-  [[nodiscard]] absl::StatusOr<bool> try_direct_read(node_id owner,
-                                                     std::span<const std::byte> stream);
+  // check_open, then the noted lone read goes into the builder (another operation follows).
+  [[nodiscard]] absl::Status open_for(const char* what);
+  [[nodiscard]] absl::Status add_lone_read();
+  // Serves the isochron being closed, a lone read, at once: from this node's copy, or
+  // from another's window; false when it cannot (the caller takes the general path).
+  [[nodiscard]] absl::StatusOr<bool> serve_lone_read();
+  // Notes the reads of the isochron being closed as reads of `owner`'s window; false when
+  // it is not all reads, or one cannot be served from there.
+  [[nodiscard]] bool note_direct_reads(node_id owner, std::span<const std::byte> stream);
+  [[nodiscard]] bool note_direct_read(node_id owner, const page_info& page,
+                                      std::uint64_t address, std::uint32_t count,
+                                      std::uint32_t index, std::uint32_t slot,
+                                      std::uint32_t first);
+  // Serves the noted reads from `owner`'s window when logical time allows; false when it
+  // does not (the caller sends the isochron through the NIC).
+  [[nodiscard]] absl::StatusOr<bool> serve_direct_reads(node_id owner);
   void on_delivery(const nicfw::delivery& d);
   [[nodiscard]] absl::Status run_pulse(std::uint64_t pulse, std::uint32_t count);
   [[nodiscard]] absl::Status run_items(std::uint64_t pulse, std::span<const bucket_item> items);
@@ -237,6 +249,15 @@ class shared_memory_manager final : public execution_sink {
   std::uint64_t direct_reads_ = 0;
   std::uint32_t nearest_distance_ = ~0u;  // logical distance to the nearest other node
   std::uint32_t direct_since_progress_ = 0;
+  struct lone_read {
+    bool active = false;
+    std::uint8_t width = 0;
+    std::uint64_t address = 0;
+    std::uint32_t count = 0;
+    std::uint32_t slot = 0;
+    const page_info* page = nullptr;
+  };
+  lone_read lone_read_;  // the open isochron's only operation so far, not yet built
   std::vector<direct_op> direct_ops_;
   std::vector<std::uint64_t> direct_values_;
   std::uint64_t last_stamp_ = 0;
