@@ -1,7 +1,9 @@
 // iso-lat: latency of isochrons with one read.
 //   remote: the variable's only copy is on the last node (2 nodes by default, --nodes N
-//           for more; the others only serve); the read travels there, executes at the
-//           isochron's logical time and the value comes back.
+//           for more; the others only serve). By default the read is served from that
+//           node's memory window (a same-host read, docs/same-host-reads.md); the "NIC
+//           path" row runs the job again with ISO_DIRECT_READS=0, where the read travels
+//           there, executes at the isochron's logical time and the value comes back.
 //           Broken down into issue (building and issuing the isochron) and wait (until
 //           the value is here), in a second loop that reads the clock around each part.
 //   local:  the variable's copy is on this node: a purely local isochron.
@@ -101,7 +103,7 @@ int main(int argc, char** argv) {
   const std::string self = bin + "/iso-lat";
   const std::string flags =
       std::string(quick ? " --quick" : "") + (args->nic.empty() ? "" : " --nic " + args->nic);
-  iso::bench::sample_table ours, peer;
+  iso::bench::sample_table ours, nic_path, peer;
   const bool have_peer = std::system(absl::StrFormat("test -x '%s/iso-shmem-peer'", bin).c_str()) == 0;
   const int rounds = quick ? 1 : 3;
   std::printf("iso-lat: single-read isochrons, %d processes (shm), %d rounds x %d repetitions\n",
@@ -113,6 +115,13 @@ int main(int argc, char** argv) {
                             flags),
             ours)) {
       std::fprintf(stderr, "iso-lat: our measurement failed\n");
+      return 1;
+    }
+    if (!iso::bench::collect(
+            absl::StrFormat("ISO_DIRECT_READS=0 '%s/isorun' -n %d -- '%s' --worker%s", bin,
+                            args->nodes, self, flags),
+            nic_path)) {
+      std::fprintf(stderr, "iso-lat: our measurement (NIC path) failed\n");
       return 1;
     }
     if (have_peer) {
@@ -132,6 +141,11 @@ int main(int argc, char** argv) {
   iso::bench::print_row("  issue", summarize(ours["remote_issue_us"]), std::nullopt);
   iso::bench::print_row("  wait for the value", summarize(ours["remote_wait_us"]), std::nullopt);
   iso::bench::print_row("local read isochron", summarize(ours["local_total_us"]),
+                        std::nullopt);
+  iso::bench::print_row("remote read, NIC path (total)", summarize(nic_path["remote_total_us"]),
+                        summarize(peer["shmem_g_us"]));
+  iso::bench::print_row("  issue", summarize(nic_path["remote_issue_us"]), std::nullopt);
+  iso::bench::print_row("  wait for the value", summarize(nic_path["remote_wait_us"]),
                         std::nullopt);
   return 0;
 }
