@@ -75,8 +75,8 @@ absl::Status check_shape(std::uint32_t rank, std::uint32_t size, std::string_vie
         absl::StrFormat("node %u is not a node of a job of %u nodes", rank, size));
   }
   if (secret.size() > shm_segment::kMaxSecretBytes) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "job secret of %u bytes exceeds %u", secret.size(), shm_segment::kMaxSecretBytes));
+    return absl::InvalidArgumentError(absl::StrFormat("job secret of %u bytes exceeds %u",
+                                                      secret.size(), shm_segment::kMaxSecretBytes));
   }
   return absl::OkStatus();
 }
@@ -184,9 +184,9 @@ absl::StatusOr<std::shared_ptr<shm_segment>> shm_segment::join(int fd, std::uint
     }
     if (absl::Now() >= deadline) {
       ::close(fd);
-      return absl::DeadlineExceededError(absl::StrFormat(
-          "node 0 did not initialise the job segment within %s",
-          absl::FormatDuration(options.join_timeout)));
+      return absl::DeadlineExceededError(
+          absl::StrFormat("node 0 did not initialise the job segment within %s",
+                          absl::FormatDuration(options.join_timeout)));
     }
     // Start-up only: node 0 has no way to signal a descriptor that is not yet mapped.
     std::this_thread::sleep_for(absl::ToChronoMicroseconds(pause));
@@ -223,9 +223,9 @@ absl::Status shm_segment::barrier(absl::Duration timeout) {
     }
     const absl::Duration left = deadline - absl::Now();
     if (left <= absl::ZeroDuration()) {
-      return absl::DeadlineExceededError(absl::StrFormat(
-          "barrier: %u of %u nodes arrived within %s", h.barrier_arrived.load(), layout_.nodes,
-          absl::FormatDuration(timeout)));
+      return absl::DeadlineExceededError(
+          absl::StrFormat("barrier: %u of %u nodes arrived within %s", h.barrier_arrived.load(),
+                          layout_.nodes, absl::FormatDuration(timeout)));
     }
     // Wake at least every 100 ms to notice a failed job.
     futex_wait(&h.barrier_generation, generation, std::min(left, absl::Milliseconds(100)));

@@ -15,13 +15,13 @@ struct trace_event {
   // had (and nothing of a later pulse had).
   std::uint64_t pulse = 0;
   bool after_pulse = false;
-  std::uint32_t pid = 0;        // the node that issued the isochron
-  std::uint64_t rank = 0;       // its issue number at that node
-  std::uint32_t op_index = 0;   // position of the operation in the isochron's stream here
+  std::uint32_t pid = 0;       // the node that issued the isochron
+  std::uint64_t rank = 0;      // its issue number at that node
+  std::uint32_t op_index = 0;  // position of the operation in the isochron's stream here
   trace_op op = trace_op::read;
-  std::uint64_t address = 0;    // for message: the handler id
-  std::uint64_t value = 0;      // read: the value returned; write/assign: the value stored
-  std::uint32_t node = 0;       // where it executed
+  std::uint64_t address = 0;  // for message: the handler id
+  std::uint64_t value = 0;    // read: the value returned; write/assign: the value stored
+  std::uint32_t node = 0;     // where it executed
   // A same-host read (options::direct_reads) is served from another node's copy without
   // the NIC, and sits where that copy stood: after every operation of `pulse`, right
   // before purely local isochron `rank` of `pid`, the copy's owner (`node`). Such an event

@@ -46,8 +46,8 @@ absl::StatusOr<std::uint64_t> page_table::allocate(std::uint64_t count, std::uin
       info.read_target = self_;
     } else {
       // The nearest copy; ties go to the lowest node so that every run reads the same one.
-      info.read_target = *std::min_element(
-          info.copyset.begin(), info.copyset.end(), [&](node_id a, node_id b) {
+      info.read_target =
+          *std::min_element(info.copyset.begin(), info.copyset.end(), [&](node_id a, node_id b) {
             return std::make_pair(topo_.distance(self_, a), a) <
                    std::make_pair(topo_.distance(self_, b), b);
           });
@@ -69,9 +69,9 @@ absl::StatusOr<std::uint64_t> page_table::allocate(std::uint64_t count, std::uin
 absl::StatusOr<const page_info*> page_table::find(std::uint64_t address) const {
   if (const page_info* page = lookup(address)) return page;
   {
-    return absl::OutOfRangeError(absl::StrFormat(
-        "address %u is outside isotach memory (%u variables allocated)", address,
-        pages_.size() * std::uint64_t{page_variables_}));
+    return absl::OutOfRangeError(
+        absl::StrFormat("address %u is outside isotach memory (%u variables allocated)", address,
+                        pages_.size() * std::uint64_t{page_variables_}));
   }
 }
 

@@ -34,8 +34,8 @@ absl::Status read_slots::fill(std::uint32_t slot, std::uint32_t first,
   if (slot >= slots_.size() || !slots_[slot].open ||
       first + values.size() > slots_[slot].values.size()) {
     return absl::InvalidArgumentError(
-        absl::StrFormat("read reply for slot %u, values %u..%u, matches no outstanding read",
-                        slot, first, first + values.size()));
+        absl::StrFormat("read reply for slot %u, values %u..%u, matches no outstanding read", slot,
+                        first, first + values.size()));
   }
   slot_state& s = slots_[slot];
   for (std::size_t i = 0; i < values.size(); ++i) {

@@ -351,9 +351,8 @@ bool shared_memory_manager::note_direct_read(node_id owner, const page_info& pag
       page.target_index >= peers_[owner].capacity()) {
     return false;
   }
-  direct_ops_.push_back(
-      {address, count, index, slot, first,
-       peers_[owner].page(page.target_index) + pages_.offset_in_page(address)});
+  direct_ops_.push_back({address, count, index, slot, first,
+                         peers_[owner].page(page.target_index) + pages_.offset_in_page(address)});
   return true;
 }
 

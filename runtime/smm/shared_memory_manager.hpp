@@ -196,9 +196,8 @@ class shared_memory_manager final : public execution_sink {
   // Notes the reads of the isochron being closed as reads of `owner`'s window; false when
   // it is not all reads, or one cannot be served from there.
   [[nodiscard]] bool note_direct_reads(node_id owner, std::span<const std::byte> stream);
-  [[nodiscard]] bool note_direct_read(node_id owner, const page_info& page,
-                                      std::uint64_t address, std::uint32_t count,
-                                      std::uint32_t index, std::uint32_t slot,
+  [[nodiscard]] bool note_direct_read(node_id owner, const page_info& page, std::uint64_t address,
+                                      std::uint32_t count, std::uint32_t index, std::uint32_t slot,
                                       std::uint32_t first);
   // Serves the noted reads from `owner`'s window when logical time allows; false when it
   // does not (the caller sends the isochron through the NIC).

@@ -16,8 +16,8 @@ auto order_key(const iso::trace_event& e) {
 
 std::string describe(const iso::trace_event& e) {
   std::ostringstream out;
-  out << "op " << static_cast<int>(e.op) << " on address " << e.address << " at (pulse "
-      << e.pulse << (e.after_pulse ? "+" : "") << ", pid " << e.pid << ", rank " << e.rank
+  out << "op " << static_cast<int>(e.op) << " on address " << e.address << " at (pulse " << e.pulse
+      << (e.after_pulse ? "+" : "") << ", pid " << e.pid << ", rank " << e.rank
       << (e.direct ? ", a same-host read by node " + std::to_string(e.issuer) : std::string())
       << ") executed on node " << e.node << " value " << e.value;
   return out.str();
@@ -27,9 +27,8 @@ std::string describe(const iso::trace_event& e) {
 
 sc_report check_sequential_consistency(std::vector<iso::trace_event> events) {
   sc_report report;
-  std::stable_sort(events.begin(), events.end(), [](const auto& a, const auto& b) {
-    return order_key(a) < order_key(b);
-  });
+  std::stable_sort(events.begin(), events.end(),
+                   [](const auto& a, const auto& b) { return order_key(a) < order_key(b); });
   struct cell {
     std::uint64_t value = 0;
     std::optional<std::uint32_t> sched_by;  // latest post is a sched by this node
@@ -37,8 +36,8 @@ sc_report check_sequential_consistency(std::vector<iso::trace_event> events) {
   std::map<std::uint64_t, cell> memory;
   // Reads that returned the value a sched's assign would supply: (address, node) -> reads.
   std::map<std::pair<std::uint64_t, std::uint32_t>, std::vector<iso::trace_event>> waiting;
-  std::set<std::tuple<std::uint64_t, bool, std::uint32_t, std::uint64_t, std::uint32_t,
-                      std::uint64_t>>
+  std::set<
+      std::tuple<std::uint64_t, bool, std::uint32_t, std::uint64_t, std::uint32_t, std::uint64_t>>
       replayed;
   auto fail = [&](const std::string& why) {
     if (report.consistent) report.first_violation = why;

@@ -15,10 +15,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iso/iso.hpp>
 #include <string>
 #include <vector>
-
-#include <iso/iso.hpp>
 
 #include "absl/strings/str_format.h"
 #include "tools/bench/bench_driver.hpp"
@@ -27,7 +26,9 @@ namespace {
 
 using clock_type = std::chrono::steady_clock;
 
-double micros(clock_type::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
+double micros(clock_type::duration d) {
+  return std::chrono::duration<double, std::micro>(d).count();
+}
 
 void worker(iso::node& node, int repetitions, int iterations) {
   const iso::node_id last = node.count() - 1;
@@ -73,9 +74,10 @@ void worker(iso::node& node, int repetitions, int iterations) {
         (void)v.get();
       }
       const double local_total = micros(clock_type::now() - local_start) / iterations;
-      std::printf("remote_total_us %.4f\nremote_issue_us %.4f\nremote_wait_us %.4f\n"
-                  "local_total_us %.4f\n",
-                  total, micros(issue) / iterations, micros(wait) / iterations, local_total);
+      std::printf(
+          "remote_total_us %.4f\nremote_issue_us %.4f\nremote_wait_us %.4f\n"
+          "local_total_us %.4f\n",
+          total, micros(issue) / iterations, micros(wait) / iterations, local_total);
       std::fflush(stdout);
     }
     for (const auto& flag : done) iso::bench::set_done(node, flag);
@@ -104,15 +106,15 @@ int main(int argc, char** argv) {
   const std::string flags =
       std::string(quick ? " --quick" : "") + (args->nic.empty() ? "" : " --nic " + args->nic);
   iso::bench::sample_table ours, nic_path, peer;
-  const bool have_peer = std::system(absl::StrFormat("test -x '%s/iso-shmem-peer'", bin).c_str()) == 0;
+  const bool have_peer =
+      std::system(absl::StrFormat("test -x '%s/iso-shmem-peer'", bin).c_str()) == 0;
   const int rounds = quick ? 1 : 3;
   std::printf("iso-lat: single-read isochrons, %d processes (shm), %d rounds x %d repetitions\n",
               args->nodes, rounds, repetitions);
   std::fflush(stdout);
   for (int round = 0; round < rounds; ++round) {
     if (!iso::bench::collect(
-            absl::StrFormat("'%s/isorun' -n %d -- '%s' --worker%s", bin, args->nodes, self,
-                            flags),
+            absl::StrFormat("'%s/isorun' -n %d -- '%s' --worker%s", bin, args->nodes, self, flags),
             ours)) {
       std::fprintf(stderr, "iso-lat: our measurement failed\n");
       return 1;
@@ -140,8 +142,7 @@ int main(int argc, char** argv) {
                         summarize(peer["shmem_g_us"]));
   iso::bench::print_row("  issue", summarize(ours["remote_issue_us"]), std::nullopt);
   iso::bench::print_row("  wait for the value", summarize(ours["remote_wait_us"]), std::nullopt);
-  iso::bench::print_row("local read isochron", summarize(ours["local_total_us"]),
-                        std::nullopt);
+  iso::bench::print_row("local read isochron", summarize(ours["local_total_us"]), std::nullopt);
   iso::bench::print_row("remote read, NIC path (total)", summarize(nic_path["remote_total_us"]),
                         summarize(peer["shmem_g_us"]));
   iso::bench::print_row("  issue", summarize(nic_path["remote_issue_us"]), std::nullopt);
