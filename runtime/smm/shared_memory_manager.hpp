@@ -172,6 +172,7 @@ class shared_memory_manager final : public execution_sink {
     std::uint32_t slot = 0;
     std::uint64_t rank = 0;
     std::uint32_t kind = 0;
+    // NOLINTNEXTLINE(modernize-use-nullptr): a false positive on defaulted comparisons
     auto operator<=>(const order_point&) const = default;
   };
   struct direct_op {
