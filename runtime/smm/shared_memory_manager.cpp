@@ -380,21 +380,32 @@ absl::StatusOr<bool> shared_memory_manager::serve_direct_reads(node_id owner) {
   for (const direct_op& op : direct_ops_) total += op.count;
   direct_values_.resize(total);
   const std::uint32_t nodes = nic_.topo().nodes();
-  // Every isochron this node stamps from now on executes at this pulse or later (its NIC
-  // stamps at least its current pulse plus the distance to the nearest node). The read
-  // must sit before them all; with several switches, another node's copies may already
-  // stand further on in logical time (its pulses close sooner).
-  const std::uint64_t next_stamp_floor = nic_.time().pulse + nearest_distance_;
-  // The read must not sit before anything this node has seen: its own isochrons, and
-  // its own copies as they stand (what they hold, notices of what ran in those pulses,
-  // and everything a barrier waited for).
-  const order_point earliest = std::max(last_, order_point{through_, nodes, 0, 0});
   order_point at;
-  for (int attempt = 0; attempt < 16; ++attempt) {
+  bool owner_behind = false;
+  // The owner's copies may stand behind what this node has seen, until it runs its next
+  // round; waiting a little for that is cheaper than the NIC path, which needs that round
+  // too and then moves this node further on in logical time (so the next read would
+  // wait again). Bounded: an owner busy elsewhere gets the NIC path's request instead.
+  constexpr int kAttempts = 1024;
+  for (int attempt = 0;; ++attempt) {
+    if (attempt == kAttempts) return false;
+    // Every isochron this node stamps from now on executes at this pulse or later (its NIC
+    // stamps at least its current pulse plus the distance to the nearest node). The read
+    // must sit before them all; with several switches, another node's copies may already
+    // stand further on in logical time (its pulses close sooner).
+    const std::uint64_t next_stamp_floor = nic_.time().pulse + nearest_distance_;
+    // The read must not sit before anything this node has seen: its own isochrons, and
+    // its own copies as they stand (what they hold, notices of what ran in those pulses,
+    // and everything a barrier waited for).
+    const order_point earliest = std::max(last_, order_point{through_, nodes, 0, 0});
+    owner_behind = false;
     const window_reader::outcome got = peer.snapshot([&](const window_stand& stand) {
       at = {stand.through, nodes + owner, stand.next_local, 0};
-      // Too early in logical time, or later isochrons of this node could sit earlier.
-      if (at < earliest || stand.through >= next_stamp_floor) return false;
+      if (stand.through >= next_stamp_floor) return false;  // later isochrons could sit earlier
+      if (at < earliest) {
+        owner_behind = true;
+        return false;
+      }
       std::size_t k = 0;
       for (const direct_op& op : direct_ops_) {
         for (std::uint32_t i = 0; i < op.count; ++i) {
@@ -406,9 +417,13 @@ absl::StatusOr<bool> shared_memory_manager::serve_direct_reads(node_id owner) {
       }
       return true;
     });
-    if (got == window_reader::outcome::declined) return false;
     if (got == window_reader::outcome::consistent) break;
-    if (attempt == 15) return false;
+    if (got == window_reader::outcome::declined) {
+      if (!owner_behind) return false;
+      bool did = false;
+      if (absl::Status s = progress(did); !s.ok()) return s;
+    }
+    if (attempt % 8 == 7) std::this_thread::yield();
   }
   last_ = at;
   ++direct_reads_;
