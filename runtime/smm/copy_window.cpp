@@ -24,13 +24,15 @@ copy_window::copy_window(std::span<std::byte> memory, std::uint32_t page_variabl
 }
 
 void copy_window::begin_change() {
-  if (header_ == nullptr) return;
+  if (header_ == nullptr || changing_) return;
+  changing_ = true;
   header_->sequence.store(++sequence_, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_release);
 }
 
 void copy_window::end_change() {
-  if (header_ == nullptr) return;
+  if (!changing_) return;
+  changing_ = false;
   // seq_cst pairs with the readers' seq_cst load (see window_reader::snapshot).
   header_->sequence.store(++sequence_, std::memory_order_seq_cst);
 }

@@ -50,8 +50,12 @@ class copy_window {
     return pages_ + std::size_t{local_index} * page_variables_;
   }
 
+  // A change section opens at the first change (local_memory calls begin_change() before
+  // each) and closes at end_change(): a pulse or local isochron that changes nothing here
+  // (messages, reads) costs readers nothing and writes no lock word.
   void begin_change();
   void end_change();
+  [[nodiscard]] bool changing() const { return changing_; }
   void publish_through(std::uint64_t pulse);
   void publish_next_local(std::uint64_t rank);
 
@@ -61,6 +65,7 @@ class copy_window {
   std::uint32_t page_variables_;
   std::uint32_t capacity_ = 0;
   std::uint64_t sequence_ = 0;  // the owner's copy of the lock word
+  bool changing_ = false;
 };
 
 // Another node's window, read-only.

@@ -85,6 +85,7 @@ absl::Status local_memory::execute(node_id source, const exec_position& at,
     absl::StatusOr<variable*> first = locate(source, op.address, op.width);
     if (!first.ok()) return first.status();
     variable* vars = *first;
+    if (op.code != op_code::read) window_.begin_change();
     switch (op.code) {
       case op_code::read: {
         read_body body;

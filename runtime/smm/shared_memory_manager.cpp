@@ -307,9 +307,9 @@ absl::Status shared_memory_manager::run_local_now(std::span<const std::byte> str
     return run_local_now(stream);
   }
   queue_.begin_batch(through_);
-  window_.begin_change();
   absl::Status s = run_stream(self_, through_, true, stream);
-  window_.publish_next_local(builder_.rank() + 1);
+  // Readers of this window sit before or after it only if it changed something here.
+  if (window_.changing()) window_.publish_next_local(builder_.rank() + 1);
   window_.end_change();
   queue_.end_batch();
   last_ = at;
@@ -694,12 +694,11 @@ absl::Status shared_memory_manager::run_pulse(std::uint64_t pulse, std::uint32_t
     std::stable_sort(items.begin(), items.end(), by_sender);
   }
   queue_.begin_batch(pulse);
-  window_.begin_change();
   absl::Status executed = run_items(pulse, items);
   if (executed.ok()) {
     executed_pulse_ = pulse;
-    // Inside the change section: a reader must never see the new values with the old
-    // stand (it would place them in the previous pulse).
+    // Inside the change section, if the pulse changed anything here: a reader must never
+    // see the new values with the old stand (it would place them in the previous pulse).
     advance_through(pulse);
   }
   window_.end_change();
