@@ -313,7 +313,8 @@ absl::Status shared_memory_manager::run_local_now(std::span<const std::byte> str
   window_.end_change();
   queue_.end_batch();
   last_ = at;
-  return s;
+  if (!s.ok()) return s;
+  return progress_now_and_then();
 }
 
 absl::StatusOr<bool> shared_memory_manager::serve_lone_read() {
@@ -340,6 +341,7 @@ absl::StatusOr<bool> shared_memory_manager::serve_lone_read() {
   }
   slots_.fill_all(lone_read_.slot, direct_values_);
   last_ = at;
+  if (absl::Status s = progress_now_and_then(); !s.ok()) return s;
   return true;
 }
 
@@ -453,14 +455,18 @@ absl::StatusOr<bool> shared_memory_manager::serve_direct_reads(node_id owner) {
     }
     k += op.count;
   }
-  // Reads served here never run the NIC; a program that only reads must still let it run
-  // (inline, logical time moves only when we do).
-  if (++direct_since_progress_ == 64) {
-    direct_since_progress_ = 0;
-    bool did = false;
-    if (absl::Status s = progress(did); !s.ok()) return s;
-  }
+  if (absl::Status s = progress_now_and_then(); !s.ok()) return s;
   return true;
+}
+
+absl::Status shared_memory_manager::progress_now_and_then() {
+  // Isochrons that complete here (same-host reads, purely local isochrons) never run the
+  // NIC, and inline the NIC runs only when the host calls in: a program that spins on
+  // them (a flag another node sets) must still let it run, or nobody's logical time moves.
+  if (++unpolled_isochrons_ < 64) return absl::OkStatus();
+  unpolled_isochrons_ = 0;
+  bool did = false;
+  return progress(did);
 }
 
 void shared_memory_manager::set_handler(std::uint32_t handler, message_handler fn) {

@@ -188,6 +188,7 @@ class shared_memory_manager final : public execution_sink {
   // Runs the purely local isochron being closed, after every operation of `through_`.
   [[nodiscard]] absl::Status run_local_now(std::span<const std::byte> stream);
   void advance_through(std::uint64_t pulse);
+  [[nodiscard]] absl::Status progress_now_and_then();
   // check_open, then the noted lone read goes into the builder (another operation follows).
   [[nodiscard]] absl::Status open_for(const char* what);
   [[nodiscard]] absl::Status add_lone_read();
@@ -248,7 +249,7 @@ class shared_memory_manager final : public execution_sink {
   order_point last_;
   std::uint64_t direct_reads_ = 0;
   std::uint32_t nearest_distance_ = ~0u;  // logical distance to the nearest other node
-  std::uint32_t direct_since_progress_ = 0;
+  std::uint32_t unpolled_isochrons_ = 0;  // completed here since the last progress()
   struct lone_read {
     bool active = false;
     std::uint8_t width = 0;

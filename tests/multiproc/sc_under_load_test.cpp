@@ -1,8 +1,8 @@
 // Run by isorun as 3 processes. Sequential consistency under load, across processes:
 // variables on pages with every possible copyset (all 7 non-empty subsets of 3 nodes);
 // nodes repeatedly write one value to all of them in one isochron, and every node reads
-// all of them back in another, every round. Isochrons are atomic and totally ordered, so every read isochron
-// must see a single value in every variable, whichever copy each read went to.
+// all of them back in another, every round. Isochrons are atomic and totally ordered, so every read
+// isochron must see a single value in every variable, whichever copy each read went to.
 #include <gtest/gtest.h>
 
 #include <deque>
@@ -66,6 +66,67 @@ TEST(ScUnderLoad, EveryReadIsochronSeesOneValueAcrossAllCopysets) {
   bool saw_other = false;
   for (std::int64_t v : values_seen) saw_other |= v / 1'000'000 != node.id();
   EXPECT_TRUE(saw_other);
+  node.barrier();
+}
+
+// Same-host reads between processes: node 0 reads, straight from node 1's memory window,
+// 256 variables that node 2 keeps rewriting with one value per isochron (a torn snapshot
+// would mix two), and then reads y, which node 2 wrote before x, from its own copy: having
+// seen x = i it must see y >= i. Node 2 writes until node 0 has read enough.
+TEST(ScUnderLoad, SameHostReadsAreAtomicAndOrderedAcrossProcesses) {
+  iso::node& node = iso::test::job_node();
+  auto block = node.allocate<std::int64_t>(256, iso::placement::on(1));
+  auto x = node.allocate<std::int64_t>(1, iso::placement::on(1))[0];
+  auto y = node.allocate<std::int64_t>(1, iso::placement::on({0, 1}))[0];
+  auto stop = node.allocate<std::int64_t>(1, iso::placement::on(2))[0];
+  auto done = node.allocate<std::int64_t>(1, iso::placement::on(1))[0];
+  node.barrier();
+  auto read_one = [&](iso::shared_var<std::int64_t> v) {
+    iso::isochron iso(node);
+    iso::value<std::int64_t> got = iso.read(v);
+    iso.end();
+    return got.get();
+  };
+  int torn = 0;
+  int stale = 0;
+  if (node.id() == 2) {
+    for (std::int64_t i = 1; read_one(stop) == 0; ++i) {
+      {
+        iso::isochron iso(node);
+        for (std::size_t k = 0; k < block.size(); ++k) iso.write(block[k], i);
+      }
+      {
+        iso::isochron iso(node);
+        iso.write(y, i);
+      }
+      iso::isochron iso(node);
+      iso.write(x, i);
+    }
+  } else if (node.id() == 0) {
+    const std::uint64_t served_before = node.status().direct_reads;
+    for (int round = 0; round < 2000; ++round) {
+      {
+        iso::isochron iso(node);
+        std::vector<iso::value<std::int64_t>> all;
+        for (std::size_t k = 0; k < block.size(); ++k) all.push_back(iso.read(block[k]));
+        iso.end();
+        for (const auto& v : all) torn += v.get() != all[0].get() ? 1 : 0;
+      }
+      const std::int64_t seen_x = read_one(x);
+      stale += read_one(y) < seen_x ? 1 : 0;
+    }
+    // Most of them, while node 2 was writing.
+    EXPECT_GT(node.status().direct_reads, served_before + 1000);
+    iso::isochron iso(node);
+    iso.write(stop, std::int64_t{1});
+    iso.write(done, std::int64_t{1});
+  } else {
+    while (read_one(done) == 0) {
+    }
+  }
+  EXPECT_EQ(torn, 0) << "a read isochron saw two of node 2's isochrons at once";
+  EXPECT_EQ(stale, 0) << "a local read saw an older state than a same-host read before it";
+  node.quiesce();
   node.barrier();
 }
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <mutex>
 #include <numeric>
@@ -47,6 +48,36 @@ TEST_P(Isotach, WritesAreVisibleOnEveryNodeForEveryPlacement) {
   });
   EXPECT_EQ(status, 0);
   EXPECT_EQ(wrong.load(), 0);
+}
+
+// A node that spins on a flag held only by itself (purely local isochrons, which never
+// wait) still lets its NIC and its pulses run: another node's write to the flag arrives.
+TEST_P(Isotach, SpinningOnALocalFlagLetsAnotherNodesWriteArrive) {
+  std::atomic<bool> saw{false};
+  const int status = run_inproc(2, opts(), [&](iso::node& node) {
+    auto flag = node.allocate<std::int64_t>(1, iso::placement::on(1))[0];
+    node.barrier();
+    if (node.id() == 0) {
+      iso::isochron iso(node);
+      iso.write(flag, std::int64_t{1});
+    } else {
+      // Bounded, so that a regression fails instead of hanging.
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+      while (std::chrono::steady_clock::now() < deadline) {
+        iso::isochron iso(node);
+        iso::value<std::int64_t> v = iso.read(flag);
+        iso.end();
+        if (v.get() == 1) {
+          saw = true;
+          break;
+        }
+      }
+    }
+    node.quiesce();
+    node.barrier();
+  });
+  EXPECT_EQ(status, 0);
+  EXPECT_TRUE(saw.load());
 }
 
 // Hundreds of isochrons outstanding per node, none waited on until all are issued.
