@@ -509,6 +509,11 @@ TEST(Isorun, PrintConfigShowsEffectiveSettings) {
   const outcome bad = run_isorun({"--print-config"}, {"ISO_NIC=carrier-pigeon"});
   ASSERT_EQ(bad.exit_code, 0);
   EXPECT_NE(bad.out.find("carrier-pigeon"), std::string::npos) << bad.out;
+  // Same-host reads and their memory windows.
+  EXPECT_NE(plain.out.find("ISO_DIRECT_READS"), std::string::npos) << plain.out;
+  const outcome huge = run_isorun({"--print-config"}, {"ISO_WINDOW_BYTES=1099511627776"});
+  ASSERT_EQ(huge.exit_code, 0);
+  EXPECT_NE(huge.out.find("the largest is 64 GiB"), std::string::npos) << huge.out;
 }
 
 }  // namespace
