@@ -142,6 +142,46 @@ TEST_P(DirectReads, ALocalReadAfterADirectOneNeverSeesAnOlderState) {
   EXPECT_GT(served.load(), 0u);
 }
 
+// Pages that do not fit the owner's window live on its heap and are read through the NICs;
+// those that fit are served from the window. Either way every read returns what was written.
+TEST_P(DirectReads, PagesBeyondTheWindowAreReadThroughTheNic) {
+  iso::options o = opts();
+  // Pages of 4 KiB (256 variables of 16 bytes); the window is rounded up to whole 4 KiB
+  // pages, so the header and two pages leave no room for a third.
+  o.page_variables = 256;
+  o.window_bytes = 64 + 2 * 4096;
+  std::atomic<int> wrong{0};
+  std::atomic<std::uint64_t> served{0};
+  const int status = run_inproc(2, o, [&](iso::node& node) {
+    auto xs = node.allocate<std::int64_t>(4 * 256, iso::placement::on(1));
+    if (node.id() == 1) {
+      iso::isochron iso(node);
+      for (std::size_t i = 0; i < xs.size(); i += 256) {
+        iso.write(xs[i], static_cast<std::int64_t>(1000 + i));
+      }
+    }
+    node.quiesce();
+    node.barrier();
+    if (node.id() == 0) {
+      for (int round = 0; round < 50; ++round) {
+        for (std::size_t i = 0; i < xs.size(); i += 256) {
+          iso::isochron iso(node);
+          iso::value<std::int64_t> v = iso.read(xs[i]);
+          iso.end();
+          if (v.get() != static_cast<std::int64_t>(1000 + i)) ++wrong;
+        }
+      }
+      served = node.status().direct_reads;
+    }
+    node.barrier();
+  });
+  EXPECT_EQ(status, 0);
+  EXPECT_EQ(wrong.load(), 0);
+  // Only the first two pages can be served from the window: at most 100 of the 200 reads.
+  EXPECT_GT(served.load(), 0u);
+  EXPECT_LE(served.load(), 100u);
+}
+
 // A read of a variable that waits for its assign is not served from the window: it goes
 // to the owner's pending-read table and returns the assigned value.
 TEST_P(DirectReads, AReadOfAnUnsubstantiatedVariableWaitsForItsAssign) {
