@@ -15,11 +15,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <iso/iso.hpp>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "iso/iso.hpp"
 #include "tools/bench/bench_driver.hpp"
 
 namespace {
