@@ -297,8 +297,7 @@ absl::Status shared_memory_manager::end() {
 }
 
 absl::Status shared_memory_manager::run_local_now(std::span<const std::byte> stream) {
-  const std::uint32_t nodes = nic_.topo().nodes();
-  const order_point at{through_, nodes + self_, builder_.rank(), 1};
+  const order_point at = local_point();
   if (at <= last_) {
     // A same-host read of this node's sat later in the order than this node's copies
     // stand now (another node's copies were further on): catch up first.
@@ -331,7 +330,7 @@ absl::StatusOr<bool> shared_memory_manager::serve_lone_read() {
   // A purely local isochron that only reads: it changes nothing, so it needs no change
   // section and no notice batch. Tracing, a variable that waits for its assign, or a
   // same-host read of this node's that sat later: the general path.
-  const order_point at{through_, nic_.topo().nodes() + self_, builder_.rank(), 1};
+  const order_point at = local_point();
   if (options_.trace || at <= last_) return false;
   const shared_variable* vars = memory_.copy_of(page, lone_read_.address);
   direct_values_.resize(lone_read_.count);
@@ -349,7 +348,7 @@ bool shared_memory_manager::note_direct_read(node_id owner, const page_info& pag
                                              std::uint64_t address, std::uint32_t count,
                                              std::uint32_t index, std::uint32_t slot,
                                              std::uint32_t first) {
-  if (peers_.empty() || !peers_[owner].present() || page.read_target != owner ||
+  if (!peers_[owner].present() || page.read_target != owner ||
       page.target_index >= peers_[owner].capacity()) {
     return false;
   }

@@ -187,6 +187,11 @@ class shared_memory_manager final : public execution_sink {
   [[nodiscard]] absl::Status check_open(const char* what) const;
   // Runs the purely local isochron being closed, after every operation of `through_`.
   [[nodiscard]] absl::Status run_local_now(std::span<const std::byte> stream);
+  // Where the purely local isochron being closed sits if it runs now: after every
+  // operation of `through_`.
+  [[nodiscard]] order_point local_point() const {
+    return {through_, nic_.topo().nodes() + self_, builder_.rank(), 1};
+  }
   void advance_through(std::uint64_t pulse);
   [[nodiscard]] absl::Status progress_now_and_then();
   // check_open, then the noted lone read goes into the builder (another operation follows).
