@@ -808,15 +808,10 @@ absl::Status shared_memory_manager::wait_for(absl::FunctionRef<bool()> done) {
 absl::Status shared_memory_manager::sync_to(std::uint64_t pulse) {
   if (pulse == 0) return absl::OkStatus();
   nic_.demand(pulse + 1);
-  // The NIC publishes `closed` only after queueing every EOP up to it, so once we see it
-  // pass `pulse`, one more round of progress (which drains the queue as it stands and runs
-  // the due pulses) is enough; waiting for an empty queue could wait forever on a busy NIC.
-  bool closed_seen = false;
-  return wait_for([&] {
-    if (closed_seen) return due_pulses_.empty();
-    closed_seen = nic_.time().closed >= pulse;
-    return false;
-  });
+  // progress() advances through_ only after draining the queue as it stood when the NIC had
+  // closed that far and running the due pulses, so this waits for exactly what is needed;
+  // waiting for an empty queue instead could wait forever on a busy NIC.
+  return wait_for([&] { return through_ >= pulse; });
 }
 
 absl::Status shared_memory_manager::drain_issued() {

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <mutex>
 #include <numeric>
+#include <vector>
 
 #include "iso/iso.hpp"
 #include "tests/support/inproc_job.hpp"
@@ -29,7 +30,9 @@ TEST_P(Isotach, WritesAreVisibleOnEveryNodeForEveryPlacement) {
     const iso::placement placements[] = {iso::placement::everywhere(), iso::placement::on(0),
                                          iso::placement::on(2), iso::placement::on({1, 2}),
                                          iso::placement::spread()};
+    int which = 0;
     for (const iso::placement& where : placements) {
+      ++which;
       auto xs = node.allocate<std::int64_t>(3, where);
       {
         iso::isochron iso(node);
@@ -41,7 +44,46 @@ TEST_P(Isotach, WritesAreVisibleOnEveryNodeForEveryPlacement) {
         iso::isochron iso(node);
         iso::value<std::int64_t> v = iso.read(xs[n]);
         iso.end();
-        if (v.get() != 100 + static_cast<std::int64_t>(n)) ++wrong;
+        if (v.get() != 100 + static_cast<std::int64_t>(n)) {
+          ++wrong;
+          ADD_FAILURE() << "placement " << which << ": node " << node.id() << " read " << v.get()
+                        << " from xs[" << n << "]";
+        }
+      }
+      node.barrier();
+    }
+  });
+  EXPECT_EQ(status, 0);
+  EXPECT_EQ(wrong.load(), 0);
+}
+
+// A barrier waits until everything issued before it has executed here: a write by one
+// node to a copy held only by another is there when the barrier returns. Many rounds, so
+// that some barrier meets the NIC closing the write's pulse just as the host looks.
+TEST_P(Isotach, EveryWriteBeforeABarrierIsVisibleAfterIt) {
+  constexpr int kRounds = 300;
+  std::atomic<int> wrong{0};
+  const int status = run_inproc(3, opts(), [&](iso::node& node) {
+    // xs[n] lives only on node (n + 1) % 3, and only node n writes it.
+    std::vector<iso::shared_var<std::int64_t>> xs;
+    for (iso::node_id n = 0; n < node.count(); ++n) {
+      xs.push_back(node.allocate<std::int64_t>(1, iso::placement::on((n + 1) % node.count()))[0]);
+    }
+    for (int round = 1; round <= kRounds; ++round) {
+      {
+        iso::isochron iso(node);
+        iso.write(xs[node.id()], std::int64_t{round});
+      }
+      node.barrier();
+      for (iso::node_id n = 0; n < node.count(); ++n) {
+        iso::isochron iso(node);
+        iso::value<std::int64_t> v = iso.read(xs[n]);
+        iso.end();
+        if (v.get() != round) {
+          ++wrong;
+          ADD_FAILURE() << "round " << round << ": node " << node.id() << " read " << v.get()
+                        << " from the variable node " << n << " writes";
+        }
       }
       node.barrier();
     }
