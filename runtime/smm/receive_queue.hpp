@@ -46,6 +46,8 @@ class receive_queue {
   [[nodiscard]] bool empty() const { return queue_.empty(); }
   [[nodiscard]] std::size_t size() const { return queue_.size(); }
   [[nodiscard]] std::size_t payload_bytes() const { return payload_bytes_; }
+  // The oldest notice (the queue must not be empty).
+  [[nodiscard]] const notice& front() const { return queue_.front(); }
   // Removes and returns the oldest notice (the queue must not be empty).
   notice pop();
 

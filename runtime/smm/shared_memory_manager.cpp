@@ -293,7 +293,7 @@ absl::Status shared_memory_manager::end() {
     std::this_thread::yield();
   }
   nic_.wake();
-  return absl::OkStatus();
+  return progress_now_and_then(builder_.total_bytes());
 }
 
 absl::Status shared_memory_manager::run_local_now(std::span<const std::byte> stream) {
@@ -458,12 +458,22 @@ absl::StatusOr<bool> shared_memory_manager::serve_direct_reads(node_id owner) {
   return true;
 }
 
-absl::Status shared_memory_manager::progress_now_and_then() {
-  // Isochrons that complete here (same-host reads, purely local isochrons) never run the
-  // NIC, and inline the NIC runs only when the host calls in: a program that spins on
-  // them (a flag another node sets) must still let it run, or nobody's logical time moves.
-  if (++unpolled_isochrons_ < 64) return absl::OkStatus();
-  unpolled_isochrons_ = 0;
+absl::Status shared_memory_manager::progress_now_and_then(std::size_t bytes) {
+  // Calls that need no progress to complete (an isochron handed to the NIC, one that
+  // completes here, a message taken from a full queue) leave the NIC idle when it runs
+  // inline, and the pulses and credits it would have handled wait:
+  //   - a program spinning on a flag only it holds never lets another node's write arrive;
+  //   - a stream goes one credit window at a time: the sender's NIC stamps the whole window
+  //     as one pulse once credits run out, and the receiver returns credits only once its
+  //     queue is empty, so neither side works while the other does.
+  // A round every so much traffic (or every so many calls) keeps both sides busy.
+  // A round costs about as much as a few small isochrons, and each pulse a stream is cut
+  // into costs tokens: rounds come every 32 KiB (an eighth of the default credit window),
+  // and every 256 calls that move nothing.
+  constexpr std::size_t kCallWeight = 128;
+  constexpr std::size_t kProgressEvery = 32 * 1024;
+  unpolled_work_ += bytes + kCallWeight;
+  if (unpolled_work_ < kProgressEvery) return absl::OkStatus();
   bool did = false;
   return progress(did);
 }
@@ -747,6 +757,7 @@ absl::Status shared_memory_manager::run_items(std::uint64_t pulse,
 absl::Status shared_memory_manager::nic_status() const { return nic_.failure(); }
 
 absl::Status shared_memory_manager::progress(bool& did_work) {
+  unpolled_work_ = 0;
   if (nic_.runs_inline()) {
     if (absl::Status s = nic_.poll(did_work); !s.ok()) return s;
   } else if (absl::Status s = nic_status(); !s.ok()) {

@@ -123,6 +123,10 @@ class shared_memory_manager final : public execution_sink {
 
   // One round of progress: the NIC (inline mode), then deliveries and due pulses.
   [[nodiscard]] absl::Status progress(bool& did_work);
+  // One round of progress once enough host work (calls, and the bytes they moved) went by
+  // without one: for calls that complete without waiting, which would otherwise leave an
+  // inline NIC, its pulses and its credits idle.
+  [[nodiscard]] absl::Status progress_now_and_then(std::size_t bytes = 0);
   // Makes progress until `done()`; spins, then yields, then sleeps. Errors: the NIC's or
   // an execution's failure.
   [[nodiscard]] absl::Status wait_for(absl::FunctionRef<bool()> done);
@@ -193,7 +197,6 @@ class shared_memory_manager final : public execution_sink {
     return {through_, nic_.topo().nodes() + self_, builder_.rank(), 1};
   }
   void advance_through(std::uint64_t pulse);
-  [[nodiscard]] absl::Status progress_now_and_then();
   // check_open, then the noted lone read goes into the builder (another operation follows).
   [[nodiscard]] absl::Status open_for(const char* what);
   [[nodiscard]] absl::Status add_lone_read();
@@ -254,7 +257,7 @@ class shared_memory_manager final : public execution_sink {
   order_point last_;
   std::uint64_t direct_reads_ = 0;
   std::uint32_t nearest_distance_ = ~0u;  // logical distance to the nearest other node
-  std::uint32_t unpolled_isochrons_ = 0;  // completed here since the last progress()
+  std::size_t unpolled_work_ = 0;         // see progress_now_and_then()
   struct lone_read {
     bool active = false;
     std::uint8_t width = 0;
