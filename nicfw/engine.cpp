@@ -169,7 +169,9 @@ absl::Status engine::poll_once(bool& did_work) {
   if (delivered_since_ring_) {
     delivered_since_ring_ = false;
     did_work = true;
-    channel_.nic_ring_host();
+    // Inline, the host is the caller: nobody sleeps on the bell, and ringing it costs a
+    // full fence.
+    if (!inline_) channel_.nic_ring_host();
   }
   if (inline_) {
     // Inline, the next round comes only when the host calls into the runtime again, and
