@@ -23,9 +23,10 @@ siu::siu(comm::node_id self, const topology& topo, outbound& out)
 
 namespace {
 // advance() rounds with nothing to do before an active SIU parks: long enough that a
-// node issuing isochrons back to back stays active, short enough that a node that only
-// serves leaves the critical path at once.
-constexpr std::uint32_t kIdleRoundsBeforePark = 64;
+// node issuing isochrons back to back, or answering each message it gets, stays active
+// (an idle round inline takes tens of nanoseconds), short enough that a node that only
+// serves soon leaves the critical path.
+constexpr std::uint32_t kIdleRoundsBeforePark = 1024;
 }  // namespace
 
 void siu::attach_local_tm(token_manager& tm) {
@@ -212,9 +213,14 @@ absl::Status siu::send_demand() {
 
 absl::Status siu::advance(bool& did_work, remote_tokens when) {
   // Our TM sends token want_ once every SIU of its switch has sent want_ - K, so that is as
-  // far as this SIU needs to go; going further would only raise its next stamps (which
-  // start from its pulse) and cost every other SIU another token to match them.
-  const std::uint64_t needed = want_ > tokens_per_loop_ ? want_ - tokens_per_loop_ : 0;
+  // far as this SIU needs to go for the pulses others want. Once it has stamped, it goes as
+  // far as its last stamp, one or more pulses further: its token goes out anyway, and the
+  // next node to answer finds this SIU already past what the answer's pulse needs, so that
+  // pulse closes without a token from here first. A request and its reply then cost one
+  // token each, where the receiving SIU had to catch up (a token on its critical path)
+  // before either could be delivered.
+  const std::uint64_t needed =
+      std::max(want_ > tokens_per_loop_ ? want_ - tokens_per_loop_ : 0, last_stamp_);
   // As many tokens as the window allows, sent as the last one (it stands for all).
   const std::uint64_t target =
       std::min(needed, std::max(tm_token_, resume_floor_) + tokens_per_loop_);
