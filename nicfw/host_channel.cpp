@@ -142,7 +142,7 @@ bool host_channel::nic_deliver(const delivery& d) {
   return to_host_producer_.try_push(pieces, sizeof(header) + d.payload.size());
 }
 
-std::size_t host_channel::host_poll(const std::function<void(const delivery&)>& upcall) {
+std::size_t host_channel::host_poll(absl::FunctionRef<void(const delivery&)> upcall) {
   std::size_t handled = 0;
   comm::ring_record record;
   for (;;) {

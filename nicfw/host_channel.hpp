@@ -13,11 +13,11 @@
 
 #include <cstdint>
 #include <cstdlib>
-#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "comm/byte_ring.hpp"
 #include "comm/doorbell.hpp"
 #include "comm/transport.hpp"
@@ -75,7 +75,7 @@ class host_channel {
   // Host: queue a non-isotach packet for `destination`. False when the queue is full.
   [[nodiscard]] bool host_send_direct(node_id destination, std::span<const byte_span> pieces);
   // Host: hands every waiting delivery to `upcall`, in order; returns how many.
-  std::size_t host_poll(const std::function<void(const delivery&)>& upcall);
+  std::size_t host_poll(absl::FunctionRef<void(const delivery&)> upcall);
   // Host, from within host_poll's upcall: keeps the delivery's record (and its payload) in
   // the queue after the upcall returns, until host_release(d.record). Records behind it
   // are handled as usual, but their space is reused only once it is released: a record

@@ -53,6 +53,7 @@ absl::Status receive_queue::signal(std::uint32_t source, channel_id channel) {
         absl::StrFormat("signal from node %u: %s", source, s.message()));
   }
   ++signals_[channel];
+  signaled_ = true;
   return absl::OkStatus();
 }
 
@@ -99,6 +100,11 @@ absl::Status receive_queue::arrival(std::uint32_t source, channel_id channel, ba
 }
 
 void receive_queue::end_batch() {
+  if (completions_.empty() && !signaled_) {  // the usual batch: messages only
+    batch_start_ = queue_.size();
+    return;
+  }
+  signaled_ = false;
   // Weak completions go before the batch's messages, in channel order; strong ones and the
   // coalesced signals after them.
   std::size_t at = batch_start_;

@@ -64,6 +64,7 @@ class receive_queue {
   std::uint64_t pulse_ = 0;
   std::size_t batch_start_ = 0;
   std::array<std::uint32_t, kChannels> signals_{};  // this batch's, per channel
+  bool signaled_ = false;                           // this batch has signals
   std::array<barrier_state, kChannels> barriers_{};
   std::array<std::uint64_t, kChannels> started_{};
   std::array<std::uint64_t, kChannels> completed_{};
