@@ -469,8 +469,8 @@ absl::Status shared_memory_manager::progress_now_and_then(std::size_t bytes) {
   // A round every so much traffic (or every so many calls) keeps both sides busy.
   // A round costs about as much as a few small isochrons, and each pulse a stream is cut
   // into costs tokens: rounds come every 32 KiB (an eighth of the default credit window),
-  // and every 256 calls that move nothing.
-  constexpr std::size_t kCallWeight = 128;
+  // and every 1024 calls that move nothing.
+  constexpr std::size_t kCallWeight = 32;
   constexpr std::size_t kProgressEvery = 32 * 1024;
   unpolled_work_ += bytes + kCallWeight;
   if (unpolled_work_ < kProgressEvery) return absl::OkStatus();
