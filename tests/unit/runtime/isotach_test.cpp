@@ -8,6 +8,7 @@
 #include <cstring>
 #include <mutex>
 #include <numeric>
+#include <string>
 #include <vector>
 
 #include "iso/iso.hpp"
@@ -22,6 +23,23 @@ class Isotach : public iso::test::placement_test {};
 
 INSTANTIATE_TEST_SUITE_P(NicPlacements, Isotach, iso::test::both_placements(),
                          iso::test::placement_name);
+
+// Reads var(n) for every node n in its own isochron; counts (and reports, naming `when`)
+// every value other than expected(n).
+template <typename Var, typename Expected>
+void expect_reads(iso::node& node, Var var, Expected expected, const std::string& when,
+                  std::atomic<int>& wrong) {
+  for (iso::node_id n = 0; n < node.count(); ++n) {
+    iso::isochron iso(node);
+    iso::value<std::int64_t> v = iso.read(var(n));
+    iso.end();
+    if (v.get() != expected(n)) {
+      ++wrong;
+      ADD_FAILURE() << when << ": node " << node.id() << " read " << v.get()
+                    << " from the variable of node " << n;
+    }
+  }
+}
 
 // A write becomes visible everywhere, whatever the placement of the variable.
 TEST_P(Isotach, WritesAreVisibleOnEveryNodeForEveryPlacement) {
@@ -40,16 +58,10 @@ TEST_P(Isotach, WritesAreVisibleOnEveryNodeForEveryPlacement) {
       }
       node.quiesce();
       node.barrier();
-      for (iso::node_id n = 0; n < node.count(); ++n) {
-        iso::isochron iso(node);
-        iso::value<std::int64_t> v = iso.read(xs[n]);
-        iso.end();
-        if (v.get() != 100 + static_cast<std::int64_t>(n)) {
-          ++wrong;
-          ADD_FAILURE() << "placement " << which << ": node " << node.id() << " read " << v.get()
-                        << " from xs[" << n << "]";
-        }
-      }
+      expect_reads(
+          node, [&](iso::node_id n) { return xs[n]; },
+          [](iso::node_id n) { return 100 + static_cast<std::int64_t>(n); },
+          "placement " + std::to_string(which), wrong);
       node.barrier();
     }
   });
@@ -75,16 +87,10 @@ TEST_P(Isotach, EveryWriteBeforeABarrierIsVisibleAfterIt) {
         iso.write(xs[node.id()], std::int64_t{round});
       }
       node.barrier();
-      for (iso::node_id n = 0; n < node.count(); ++n) {
-        iso::isochron iso(node);
-        iso::value<std::int64_t> v = iso.read(xs[n]);
-        iso.end();
-        if (v.get() != round) {
-          ++wrong;
-          ADD_FAILURE() << "round " << round << ": node " << node.id() << " read " << v.get()
-                        << " from the variable node " << n << " writes";
-        }
-      }
+      expect_reads(
+          node, [&](iso::node_id n) { return xs[n]; },
+          [&](iso::node_id) { return std::int64_t{round}; }, "round " + std::to_string(round),
+          wrong);
       node.barrier();
     }
   });
