@@ -466,10 +466,10 @@ absl::Status shared_memory_manager::progress_now_and_then(std::size_t bytes) {
   //   - a stream goes one credit window at a time: the sender's NIC stamps the whole window
   //     as one pulse once credits run out, and the receiver returns credits only once its
   //     queue is empty, so neither side works while the other does.
-  // A round every so much traffic (or every so many calls) keeps both sides busy.
-  // A round costs about as much as a few small isochrons, and each pulse a stream is cut
-  // into costs tokens: rounds come every 32 KiB (an eighth of the default credit window),
-  // and every 1024 calls that move nothing.
+  // A round every 32 KiB of traffic (an eighth of the default credit window) keeps both
+  // sides busy; a call counts as 32 bytes, so calls that move nothing get a round every
+  // 1024. Not more often: a round costs about as much as a few small isochrons, and every
+  // pulse a stream is cut into costs tokens.
   constexpr std::size_t kCallWeight = 32;
   constexpr std::size_t kProgressEvery = 32 * 1024;
   unpolled_work_ += bytes + kCallWeight;
