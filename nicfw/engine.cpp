@@ -76,6 +76,12 @@ void engine::thread_main() {
     const absl::Time now = absl::Now();
     if (idle_since == absl::InfiniteFuture()) idle_since = now;
     if (now - idle_since < options_.spin) continue;
+    // Parks an idle SIU (the next round sends what that lets TMs here send).
+    if (absl::Status s = siu_.rest(did_work); !s.ok()) {
+      fail(s);
+      return;
+    }
+    if (did_work) continue;
     transport_->wait(absl::Milliseconds(100), [this] {
       return channel_.nic_has_submissions() || stop_.load(std::memory_order_relaxed) ||
              host_demand_.load(std::memory_order_relaxed) > siu_.want();
@@ -98,6 +104,12 @@ absl::Status engine::poll(bool& did_work) {
 }
 
 void engine::wait(absl::Duration timeout) {
+  bool parked = false;
+  if (absl::Status s = siu_.rest(parked); !s.ok()) {
+    fail(s);
+    return;
+  }
+  if (parked) return;  // the park went out; the host polls again before it sleeps
   transport_->wait(timeout, [this] { return channel_.nic_has_submissions(); });
 }
 

@@ -240,6 +240,18 @@ absl::Status siu::advance(bool& did_work, remote_tokens when) {
     return absl::OkStatus();
   }
   if (++idle_rounds_ < kIdleRoundsBeforePark) return absl::OkStatus();
+  return park();
+}
+
+absl::Status siu::rest(bool& did_work) {
+  // The last round had nothing to do (idle_rounds_ counts such rounds since the last one
+  // that did); a sleeping NIC would have to be woken for every token others need.
+  if (state_ != state::active || idle_rounds_ == 0) return absl::OkStatus();
+  did_work = true;
+  return park();
+}
+
+absl::Status siu::park() {
   state_ = state::parked;
   return send_token(packet_type::park, pulse_, remote_tokens::now);
 }

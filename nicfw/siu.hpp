@@ -74,6 +74,9 @@ class siu {
   // Sends the tokens and demands that are due; returns whether it sent anything.
   [[nodiscard]] absl::Status advance(bool& did_work,
                                      remote_tokens when = remote_tokens::next_round);
+  // The NIC is about to sleep: an active SIU whose last round had nothing to do parks now
+  // (sets did_work when it does), so that others need not wake the NIC for its tokens.
+  [[nodiscard]] absl::Status rest(bool& did_work);
 
   // Sends the last token to the TMs on other nodes if they have not had it.
   [[nodiscard]] absl::Status send_owed_tokens(bool& did_work);
@@ -88,6 +91,7 @@ class siu {
 
  private:
   enum class state { active, parked, unparking };
+  [[nodiscard]] absl::Status park();
   [[nodiscard]] absl::Status send_token(packet_type type, std::uint64_t token, remote_tokens when);
   // Sends `type` to every TM on another node (which then owes nothing).
   [[nodiscard]] absl::Status send_token_to_remote_tms(packet_type type, std::uint64_t token);

@@ -324,6 +324,23 @@ double cpu_seconds() {
          1e-6 * static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
 }
 
+// A NIC about to sleep parks its idle SIU, so that nobody has to wake it for a token; an
+// SIU that merely counted idle rounds would stay active far longer than a host spins.
+TEST(Engine, AnInlineNicParksItsIdleSiuBeforeItSleeps) {
+  cluster c(std::make_shared<topology>(topology::single_switch(2)), placement::inline_poll);
+  c.submit(0, {1});
+  c.drain(1);
+  c.pump();  // a round with nothing to do
+  const auto park = static_cast<std::size_t>(packet_type::park);
+  const std::uint64_t parks_before = c.nics[0]->counts(1).packets_sent[park];
+  c.nics[0]->wait(absl::ZeroDuration());
+  EXPECT_EQ(c.nics[0]->counts(1).packets_sent[park], parks_before + 1);
+  // Parked, it stamps again after unparking, and the job goes on.
+  c.submit(0, {1});
+  c.drain(2);
+  c.expect_consistent();
+}
+
 // A NIC thread whose host's demand is met goes to sleep. (An SIU goes only to want - K, so
 // "the SIU's pulse has reached the demand" never becomes true; a NIC thread that waited for
 // that once spun forever after a barrier.)
