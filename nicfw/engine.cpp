@@ -104,6 +104,7 @@ absl::Status engine::poll(bool& did_work) {
 }
 
 void engine::wait(absl::Duration timeout) {
+  ISO_DCHECK(inline_) << "wait() is for inline mode (a NIC thread owns its SIU)";
   bool parked = false;
   if (absl::Status s = siu_.rest(parked); !s.ok()) {
     fail(s);
