@@ -95,8 +95,8 @@ class engine {
   // happened. Returns the NIC's failure, if it has failed.
   [[nodiscard]] absl::Status poll(bool& did_work);
 
-  // Inline mode: sleeps until a packet arrives or `timeout` passes; parks an idle SIU
-  // first, and then returns at once so that the host polls the park out.
+  // Inline mode: sleeps until a packet arrives or `timeout` passes. An idle SIU parks
+  // first, and then it returns at once (the host polls again before it sleeps).
   void wait(absl::Duration timeout);
 
   // Host -> NIC: someone needs logical time to reach `pulse` (lazy time otherwise stands
