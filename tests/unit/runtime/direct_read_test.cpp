@@ -12,6 +12,7 @@
 
 namespace {
 
+using iso::test::read_alone;
 using iso::test::run_inproc;
 
 class DirectReads : public iso::test::placement_test {};
@@ -39,11 +40,9 @@ TEST_P(DirectReads, ReadsOfAnotherNodesCopyAreServedWithoutTheNic) {
       // the barrier, its copy standing still, and the reads must be served from it.
       std::int64_t last = 0;
       for (int after_final = 0; after_final < 200; after_final += last == kFinal ? 1 : 0) {
-        iso::isochron iso(node);
-        iso::value<std::int64_t> v = iso.read(x);
-        iso.end();
-        if (v.get() < last) ++went_back;
-        last = v.get();
+        const std::int64_t v = read_alone(node, x);
+        if (v < last) ++went_back;
+        last = v;
       }
       served = node.status().direct_reads;
     }
@@ -69,12 +68,7 @@ TEST_P(DirectReads, TheOptionTurnsThemOff) {
     node.quiesce();
     node.barrier();
     if (node.id() == 0) {
-      for (int i = 0; i < 50; ++i) {
-        iso::isochron iso(node);
-        iso::value<std::int64_t> v = iso.read(x);
-        iso.end();
-        seen = v.get();
-      }
+      for (int i = 0; i < 50; ++i) seen = read_alone(node, x);
       served = node.status().direct_reads;
     }
     node.barrier();
@@ -113,25 +107,15 @@ TEST_P(DirectReads, ALocalReadAfterADirectOneNeverSeesAnOlderState) {
       // still, the reads of x must be served from node 1's window).
       std::int64_t seen_x = 0;
       for (int after_last = 0; after_last < 200; after_last += seen_x == kRounds ? 1 : 0) {
-        iso::isochron rx(node);
-        iso::value<std::int64_t> vx = rx.read(x);
-        rx.end();
-        seen_x = vx.get();
-        iso::isochron ry(node);
-        iso::value<std::int64_t> vy = ry.read(y);
-        ry.end();
-        if (vy.get() < seen_x) ++violations;
+        seen_x = read_alone(node, x);
+        if (read_alone(node, y) < seen_x) ++violations;
       }
       served = node.status().direct_reads;
       iso::isochron iso(node);
       iso.write(done, std::int64_t{1});
     } else {
       // Node 1 only serves; it must keep its copies moving through logical time.
-      for (;;) {
-        iso::isochron iso(node);
-        iso::value<std::int64_t> d = iso.read(done);
-        iso.end();
-        if (d.get() == 1) break;
+      while (read_alone(node, done) != 1) {
       }
     }
     node.quiesce();
@@ -165,10 +149,7 @@ TEST_P(DirectReads, PagesBeyondTheWindowAreReadThroughTheNic) {
     if (node.id() == 0) {
       for (int round = 0; round < 50; ++round) {
         for (std::size_t i = 0; i < xs.size(); i += 256) {
-          iso::isochron iso(node);
-          iso::value<std::int64_t> v = iso.read(xs[i]);
-          iso.end();
-          if (v.get() != static_cast<std::int64_t>(1000 + i)) ++wrong;
+          if (read_alone(node, xs[i]) != static_cast<std::int64_t>(1000 + i)) ++wrong;
         }
       }
       served = node.status().direct_reads;
@@ -209,11 +190,7 @@ TEST_P(DirectReads, AReadOfAnUnsubstantiatedVariableWaitsForItsAssign) {
       }
       seen = v.get();
     } else {
-      for (;;) {
-        iso::isochron iso(node);
-        iso::value<std::int64_t> r = iso.read(ready);
-        iso.end();
-        if (r.get() == 1) break;
+      while (read_alone(node, ready) != 1) {
       }
       iso::isochron iso(node);
       iso.assign(x, std::int64_t{42});

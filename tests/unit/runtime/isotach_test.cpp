@@ -30,12 +30,10 @@ template <typename Var, typename Expected>
 void expect_reads(iso::node& node, Var var, Expected expected, const std::string& when,
                   std::atomic<int>& wrong) {
   for (iso::node_id n = 0; n < node.count(); ++n) {
-    iso::isochron iso(node);
-    iso::value<std::int64_t> v = iso.read(var(n));
-    iso.end();
-    if (v.get() != expected(n)) {
+    const std::int64_t v = iso::test::read_alone(node, var(n));
+    if (v != expected(n)) {
       ++wrong;
-      ADD_FAILURE() << when << ": node " << node.id() << " read " << v.get()
+      ADD_FAILURE() << when << ": node " << node.id() << " read " << v
                     << " from the variable of node " << n;
     }
   }
@@ -112,10 +110,7 @@ TEST_P(Isotach, SpinningOnALocalFlagLetsAnotherNodesWriteArrive) {
       // Bounded, so that a regression fails instead of hanging.
       const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
       while (std::chrono::steady_clock::now() < deadline) {
-        iso::isochron iso(node);
-        iso::value<std::int64_t> v = iso.read(flag);
-        iso.end();
-        if (v.get() == 1) {
+        if (iso::test::read_alone(node, flag) == 1) {
           saw = true;
           break;
         }
