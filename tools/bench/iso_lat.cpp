@@ -30,6 +30,18 @@ double micros(clock_type::duration d) {
   return std::chrono::duration<double, std::micro>(d).count();
 }
 
+// Mean microseconds of an isochron that reads `var` alone, over `iterations` of them.
+double mean_read_us(iso::node& node, iso::shared_var<std::int64_t> var, int iterations) {
+  const auto start = clock_type::now();
+  for (int i = 0; i < iterations; ++i) {
+    iso::isochron iso(node);
+    iso::value<std::int64_t> v = iso.read(var);
+    iso.end();
+    (void)v.get();
+  }
+  return micros(clock_type::now() - start) / iterations;
+}
+
 void worker(iso::node& node, int repetitions, int iterations) {
   const iso::node_id last = node.count() - 1;
   auto remote = node.allocate<std::int64_t>(1, iso::placement::on(last))[0];
@@ -46,14 +58,7 @@ void worker(iso::node& node, int repetitions, int iterations) {
     for (int rep = 0; rep < repetitions; ++rep) {
       // The total comes from a loop of its own: the breakdown's clock readings (three per
       // isochron, each about as long as a local read) would inflate it.
-      const auto start = clock_type::now();
-      for (int i = 0; i < iterations; ++i) {
-        iso::isochron iso(node);
-        iso::value<std::int64_t> v = iso.read(remote);
-        iso.end();
-        (void)v.get();
-      }
-      const double total = micros(clock_type::now() - start) / iterations;
+      const double total = mean_read_us(node, remote, iterations);
       clock_type::duration issue{}, wait{};
       for (int i = 0; i < iterations; ++i) {
         const auto t0 = clock_type::now();
@@ -66,14 +71,7 @@ void worker(iso::node& node, int repetitions, int iterations) {
         issue += t1 - t0;
         wait += t2 - t1;
       }
-      const auto local_start = clock_type::now();
-      for (int i = 0; i < iterations; ++i) {
-        iso::isochron iso(node);
-        iso::value<std::int64_t> v = iso.read(local);
-        iso.end();
-        (void)v.get();
-      }
-      const double local_total = micros(clock_type::now() - local_start) / iterations;
+      const double local_total = mean_read_us(node, local, iterations);
       std::printf(
           "remote_total_us %.4f\nremote_issue_us %.4f\nremote_wait_us %.4f\n"
           "local_total_us %.4f\n",
