@@ -45,7 +45,7 @@ node_status node::status() const {
   out.nodes = count();
   out.diameter = nic.topo().diameter();
   out.pulse = nic.time().pulse;
-  out.executed_pulse = smm.executed_pulse();
+  out.executed_pulse = smm.through();
   out.credit_window = ledger.window();
   out.nic_overflow = nic.overflow();
   out.notices_waiting = smm.notices().size();

@@ -711,7 +711,6 @@ absl::Status shared_memory_manager::run_pulse(std::uint64_t pulse, std::uint32_t
   queue_.begin_batch(pulse);
   absl::Status executed = run_items(pulse, items);
   if (executed.ok()) {
-    executed_pulse_ = pulse;
     // Inside the change section, if the pulse changed anything here: a reader must never
     // see the new values with the old stand (it would place them in the previous pulse).
     advance_through(pulse);

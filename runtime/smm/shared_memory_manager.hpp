@@ -145,7 +145,8 @@ class shared_memory_manager final : public execution_sink {
   [[nodiscard]] const std::vector<trace_event>& trace() const { return trace_; }
   // Isochrons served as same-host reads.
   [[nodiscard]] std::uint64_t direct_reads() const { return direct_reads_; }
-  [[nodiscard]] std::uint64_t executed_pulse() const { return executed_pulse_; }
+  // Every pulse up to this has executed here (and nothing later has).
+  [[nodiscard]] std::uint64_t through() const { return through_; }
   [[nodiscard]] std::size_t pulses_waiting() const { return buckets_.size(); }
 
   // execution_sink
@@ -249,7 +250,6 @@ class shared_memory_manager final : public execution_sink {
   plain_receiver on_plain_;
   std::function<void()> on_pressure_;
   std::vector<trace_event> trace_;
-  std::uint64_t executed_pulse_ = 0;
   // Every pulse up to this has executed here and nothing later has: this node's copies
   // (and its purely local isochrons) sit after it.
   std::uint64_t through_ = 0;
