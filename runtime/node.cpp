@@ -47,14 +47,12 @@ node_state::node_state(std::unique_ptr<runtime::bootstrap> boot, std::unique_ptr
       nic_(std::move(nic)),
       options_(opts),
       smm_(boot_->rank(), *nic_,
-           runtime::smm_options{
-               .page_variables = opts.page_variables,
-               .trace = opts.trace,
-               .credit_timeout = absl::FromChrono(opts.barrier_timeout),
-               .paranoid = opts.paranoid,
-               .own_window = windows.empty() ? std::span<std::byte>() : windows[boot_->rank()],
-               .windows = windows,
-               .direct_reads = opts.direct_reads}) {
+           runtime::smm_options{.page_variables = opts.page_variables,
+                                .trace = opts.trace,
+                                .credit_timeout = absl::FromChrono(opts.barrier_timeout),
+                                .paranoid = opts.paranoid,
+                                .windows = windows,
+                                .direct_reads = opts.direct_reads}) {
   smm_.set_plain_receiver(
       [this](node_id source, std::span<const std::byte> bytes, std::uint64_t record) {
         auto h = std::make_unique<message::holder>();

@@ -41,11 +41,10 @@ struct smm_options {
   absl::Duration credit_timeout = absl::Seconds(60);
   // Echo the executed pulse of every remote part to its issuer, which checks it.
   bool paranoid = false;
-  // Same-host reads: this node's memory window (its copies live there) and every node's,
-  // by node id (empty where there is none). A read-only isochron whose reads all go to one
+  // Same-host reads: every node's memory window, by node id (empty where there is none);
+  // this node keeps its copies in its own. A read-only isochron whose reads all go to one
   // node with a window is served from that node's copy when logical time allows
   // (docs/same-host-reads.md).
-  std::span<std::byte> own_window;
   std::vector<std::span<std::byte>> windows;
   bool direct_reads = true;
 };
