@@ -14,7 +14,7 @@ std::uint32_t pages_fitting(std::size_t bytes, std::uint32_t page_variables) {
 
 }  // namespace
 
-copy_window::copy_window(std::span<std::byte> memory, std::uint32_t page_variables)
+window_map::window_map(std::span<std::byte> memory, std::uint32_t page_variables)
     : page_variables_(page_variables) {
   if (memory.size() <= kHeaderBytes) return;
   // The segment is zero-filled: a fresh window reads as sequence 0, through 0, no pages.
@@ -43,14 +43,6 @@ void copy_window::publish_through(std::uint64_t pulse) {
 
 void copy_window::publish_next_local(std::uint64_t rank) {
   if (header_ != nullptr) header_->next_local.store(rank, std::memory_order_relaxed);
-}
-
-window_reader::window_reader(std::span<std::byte> memory, std::uint32_t page_variables)
-    : page_variables_(page_variables) {
-  if (memory.size() <= kHeaderBytes) return;
-  header_ = reinterpret_cast<const window_header*>(memory.data());
-  pages_ = reinterpret_cast<const shared_variable*>(memory.data() + kHeaderBytes);
-  capacity_ = pages_fitting(memory.size(), page_variables);
 }
 
 }  // namespace iso::runtime

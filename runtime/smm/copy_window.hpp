@@ -39,15 +39,34 @@ struct window_stand {
   std::uint64_t next_local = 0;
 };
 
-class copy_window {
+// Where a window's header and pages lie: the layout the owner and its readers share.
+class window_map {
  public:
-  // Empty `memory`: no window (every page lives on the heap, nobody reads them directly).
-  copy_window(std::span<std::byte> memory, std::uint32_t page_variables);
-
   // Pages that fit (local index < capacity() lives in the window).
   [[nodiscard]] std::uint32_t capacity() const { return capacity_; }
-  [[nodiscard]] shared_variable* page(std::uint32_t local_index) const {
+
+ protected:
+  window_map() = default;
+  // Empty (or too small) `memory`: no window.
+  window_map(std::span<std::byte> memory, std::uint32_t page_variables);
+  [[nodiscard]] shared_variable* page_at(std::uint32_t local_index) const {
     return pages_ + std::size_t{local_index} * page_variables_;
+  }
+
+  window_header* header_ = nullptr;  // null: no window
+  shared_variable* pages_ = nullptr;
+  std::uint32_t page_variables_ = 0;
+  std::uint32_t capacity_ = 0;
+};
+
+class copy_window : public window_map {
+ public:
+  // Empty `memory`: no window (every page lives on the heap, nobody reads them directly).
+  copy_window(std::span<std::byte> memory, std::uint32_t page_variables)
+      : window_map(memory, page_variables) {}
+
+  [[nodiscard]] shared_variable* page(std::uint32_t local_index) const {
+    return page_at(local_index);
   }
 
   // A change section opens at the first change (local_memory calls begin_change() before
@@ -60,26 +79,22 @@ class copy_window {
   void publish_next_local(std::uint64_t rank);
 
  private:
-  window_header* header_ = nullptr;  // null: no window
-  shared_variable* pages_ = nullptr;
-  std::uint32_t page_variables_;
-  std::uint32_t capacity_ = 0;
   std::uint64_t sequence_ = 0;  // the owner's copy of the lock word
   bool changing_ = false;
 };
 
 // Another node's window, read-only.
-class window_reader {
+class window_reader : public window_map {
  public:
   enum class outcome { consistent, declined, changing };
 
   window_reader() = default;
-  window_reader(std::span<std::byte> memory, std::uint32_t page_variables);
+  window_reader(std::span<std::byte> memory, std::uint32_t page_variables)
+      : window_map(memory, page_variables) {}
 
   [[nodiscard]] bool present() const { return header_ != nullptr; }
-  [[nodiscard]] std::uint32_t capacity() const { return capacity_; }
   [[nodiscard]] const shared_variable* page(std::uint32_t local_index) const {
-    return pages_ + std::size_t{local_index} * page_variables_;
+    return page_at(local_index);
   }
 
   // Calls `visit(stand)`, which may load variables with load() and returns whether it
@@ -97,12 +112,6 @@ class window_reader {
         std::atomic_ref<std::uint32_t>(mutable_v.sched_by).load(std::memory_order_relaxed);
     return out;
   }
-
- private:
-  const window_header* header_ = nullptr;  // null: no window
-  const shared_variable* pages_ = nullptr;
-  std::uint32_t page_variables_ = 0;
-  std::uint32_t capacity_ = 0;
 };
 
 template <typename Visit>
