@@ -9,8 +9,11 @@
 #include <set>
 
 #include "tests/support/job_test.hpp"
+#include "tests/support/test_support.hpp"
 
 namespace {
+
+using iso::test::read_alone;
 
 TEST(ScUnderLoad, EveryReadIsochronSeesOneValueAcrossAllCopysets) {
   iso::node& node = iso::test::job_node();
@@ -81,16 +84,10 @@ TEST(ScUnderLoad, SameHostReadsAreAtomicAndOrderedAcrossProcesses) {
   auto stop = node.allocate<std::int64_t>(1, iso::placement::on(2))[0];
   auto done = node.allocate<std::int64_t>(1, iso::placement::on(1))[0];
   node.barrier();
-  auto read_one = [&](iso::shared_var<std::int64_t> v) {
-    iso::isochron iso(node);
-    iso::value<std::int64_t> got = iso.read(v);
-    iso.end();
-    return got.get();
-  };
   int torn = 0;
   int stale = 0;
   if (node.id() == 2) {
-    for (std::int64_t i = 1; read_one(stop) == 0; ++i) {
+    for (std::int64_t i = 1; read_alone(node, stop) == 0; ++i) {
       {
         iso::isochron iso(node);
         for (std::size_t k = 0; k < block.size(); ++k) iso.write(block[k], i);
@@ -112,8 +109,8 @@ TEST(ScUnderLoad, SameHostReadsAreAtomicAndOrderedAcrossProcesses) {
         iso.end();
         for (const auto& v : all) torn += v.get() != all[0].get() ? 1 : 0;
       }
-      const std::int64_t seen_x = read_one(x);
-      stale += read_one(y) < seen_x ? 1 : 0;
+      const std::int64_t seen_x = read_alone(node, x);
+      stale += read_alone(node, y) < seen_x ? 1 : 0;
     }
     // Most of them, while node 2 was writing.
     EXPECT_GT(node.status().direct_reads, served_before + 1000);
@@ -121,7 +118,7 @@ TEST(ScUnderLoad, SameHostReadsAreAtomicAndOrderedAcrossProcesses) {
     iso.write(stop, std::int64_t{1});
     iso.write(done, std::int64_t{1});
   } else {
-    while (read_one(done) == 0) {
+    while (read_alone(node, done) == 0) {
     }
   }
   EXPECT_EQ(torn, 0) << "a read isochron saw two of node 2's isochrons at once";

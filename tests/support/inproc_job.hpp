@@ -29,15 +29,6 @@ class placement_test : public testing::TestWithParam<iso::nic_placement> {
   }
 };
 
-// An isochron of one read (the commonest isochron of these tests); returns the value.
-template <typename T>
-T read_alone(iso::node& node, iso::shared_var<T> var) {
-  iso::isochron iso(node);
-  iso::value<T> v = iso.read(var);
-  iso.end();
-  return v.get();
-}
-
 inline auto both_placements() {
   return testing::Values(iso::nic_placement::thread, iso::nic_placement::inline_poll);
 }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "iso/error.hpp"
+#include "iso/iso.hpp"
 
 namespace iso::test {
 
@@ -22,6 +23,15 @@ bool expect_error(iso::error_code code, const char* fragment, Action&& action) {
   }
   ADD_FAILURE() << "no error; expected " << fragment;
   return false;
+}
+
+// An isochron of one read (the commonest isochron of the tests); returns the value.
+template <typename T>
+T read_alone(iso::node& node, iso::shared_var<T> var) {
+  iso::isochron iso(node);
+  iso::value<T> v = iso.read(var);
+  iso.end();
+  return v.get();
 }
 
 // A test that provokes error or warning log lines on purpose calls this first; otherwise any
