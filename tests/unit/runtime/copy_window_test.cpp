@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 #include <vector>
 
@@ -50,7 +51,11 @@ TEST(CopyWindow, ASnapshotIsNeverTornWhileTheOwnerChangesTheVariables) {
   std::uint64_t last_through = 0;
   bool went_back = false;
   std::vector<std::uint64_t> seen(kPageVariables);
-  for (int attempt = 0; attempt < 200000 && consistent < 2000; ++attempt) {
+  // Bounded by time, not by attempts: on a loaded machine the owner can be preempted inside
+  // a change for a whole time slice, and every attempt meanwhile sees it changing. Once the
+  // owner is done, every snapshot is consistent.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (consistent < 2000 && std::chrono::steady_clock::now() < deadline) {
     window_stand stand_seen;
     const window_reader::outcome got = reader.snapshot([&](const window_stand& stand) {
       stand_seen = stand;
