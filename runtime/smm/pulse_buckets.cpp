@@ -42,11 +42,13 @@ void pulse_buckets::add(std::uint64_t pulse, std::uint32_t source, std::uint32_t
   item.ops.append(ops.data(), ops.size());
 }
 
-void pulse_buckets::add_marker(std::uint64_t pulse, std::uint32_t self, std::uint32_t sequence) {
+void pulse_buckets::add_marker(std::uint64_t pulse, std::uint32_t self, std::uint32_t sequence,
+                               std::uint32_t isochrons) {
   bucket_item& item = file(pulse);
   item.source = self;
   item.own_marker = true;
   item.sequence = sequence;
+  item.isochrons = isochrons;
 }
 
 std::vector<bucket_item> pulse_buckets::take(std::uint64_t pulse) {

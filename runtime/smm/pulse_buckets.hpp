@@ -21,9 +21,10 @@ namespace iso::runtime {
 
 struct bucket_item {
   std::uint32_t source = 0;
-  bool own_marker = false;     // this node's isochron marker: its local part runs here
-  std::uint32_t sequence = 0;  // the issuer's isochron number
-  byte_buffer ops;             // the remote part's operations (empty for a marker)
+  bool own_marker = false;      // this node's isochron marker: its local parts run here
+  std::uint32_t sequence = 0;   // the issuer's isochron number (a marker's first)
+  std::uint32_t isochrons = 1;  // a marker: how many of this node's isochrons it covers
+  byte_buffer ops;              // the remote part's operations (empty for a marker)
 };
 
 class pulse_buckets {
@@ -32,8 +33,10 @@ class pulse_buckets {
   // `pulse`.
   void add(std::uint64_t pulse, std::uint32_t source, std::uint32_t sequence,
            std::span<const std::byte> ops);
-  // Files this node's (`self`) marker of isochron `sequence` under `pulse`.
-  void add_marker(std::uint64_t pulse, std::uint32_t self, std::uint32_t sequence);
+  // Files this node's (`self`) marker of isochrons `sequence` to `sequence + isochrons - 1`
+  // under `pulse`.
+  void add_marker(std::uint64_t pulse, std::uint32_t self, std::uint32_t sequence,
+                  std::uint32_t isochrons);
   // Removes and returns `pulse`'s items (none if nothing was filed under it).
   [[nodiscard]] std::vector<bucket_item> take(std::uint64_t pulse);
   // Gives back a list take() returned, for reuse.

@@ -626,9 +626,11 @@ void shared_memory_manager::on_delivery(const nicfw::delivery& d) {
       buckets_.add(d.stamp, d.source, d.sequence, d.payload);
       return;
     case nicfw::delivery_kind::marker:
-      if (options_.paranoid) echoes_.marker(d.sequence, d.stamp);
+      if (options_.paranoid) {
+        for (std::uint32_t i = 0; i < d.count; ++i) echoes_.marker(d.sequence + i, d.stamp);
+      }
       last_stamp_ = std::max(last_stamp_, d.stamp);
-      buckets_.add_marker(d.stamp, self_, d.sequence);
+      buckets_.add_marker(d.stamp, self_, d.sequence, d.count);
       return;
     case nicfw::delivery_kind::eop:
       due_pulses_.emplace_back(d.stamp, d.count);
@@ -739,16 +741,19 @@ absl::Status shared_memory_manager::run_items(std::uint64_t pulse,
       }
       continue;
     }
-    ISO_CHECK(!hit_.empty() && hit_.front().net && hit_.front().sequence == item.sequence)
-        << "isochron marker " << item.sequence << " does not match the oldest pending isochron";
-    if (absl::Status s = run_local_part(hit_.front(), pulse, false); !s.ok()) return s;
-    last_ = {pulse, self_, hit_.front().rank, 1};
-    hit_.pop_front();
-    // Purely local isochrons issued after it run right behind it.
-    while (!hit_.empty() && !hit_.front().net) {
+    for (std::uint32_t i = 0; i < item.isochrons; ++i) {
+      const std::uint32_t sequence = item.sequence + i;
+      ISO_CHECK(!hit_.empty() && hit_.front().net && hit_.front().sequence == sequence)
+          << "isochron marker " << sequence << " does not match the oldest pending isochron";
       if (absl::Status s = run_local_part(hit_.front(), pulse, false); !s.ok()) return s;
       last_ = {pulse, self_, hit_.front().rank, 1};
       hit_.pop_front();
+      // Purely local isochrons issued after it run right behind it.
+      while (!hit_.empty() && !hit_.front().net) {
+        if (absl::Status s = run_local_part(hit_.front(), pulse, false); !s.ok()) return s;
+        last_ = {pulse, self_, hit_.front().rank, 1};
+        hit_.pop_front();
+      }
     }
   }
   return absl::OkStatus();
