@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_format.h"
+#include "base/check.hpp"
 #include "nicfw/siu.hpp"
 
 namespace iso::nicfw {
@@ -14,14 +15,16 @@ token_manager::token_manager(std::uint32_t switch_index, comm::node_id self, con
       self_(self),
       replicated_(topo.switches()[switch_index].replicated_tm),
       tokens_per_loop_(topo.tokens_per_loop()),
-      out_(out) {
+      out_(out),
+      siu_port_(topo.nodes(), kNoPort),
+      link_port_(topo.switches().size(), kNoPort) {
   const switch_info& info = topo.switches()[switch_index];
   for (comm::node_id node : info.nodes) {
-    siu_port_[node] = ports_.size();
+    siu_port_[node] = static_cast<std::uint32_t>(ports_.size());
     ports_.push_back({.is_link = false, .node = node, .peer_switch = 0});
   }
   for (std::uint32_t neighbour : info.neighbours) {
-    link_port_[neighbour] = ports_.size();
+    link_port_[neighbour] = static_cast<std::uint32_t>(ports_.size());
     ports_.push_back(
         {.is_link = true, .node = topo.switches()[neighbour].tm_host, .peer_switch = neighbour});
   }
@@ -29,27 +32,21 @@ token_manager::token_manager(std::uint32_t switch_index, comm::node_id self, con
 
 absl::Status token_manager::on_siu_token(comm::node_id from, std::uint64_t token,
                                          std::uint64_t want, std::span<const count_entry> counts) {
-  auto it = siu_port_.find(from);
-  if (it == siu_port_.end()) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("token from node %u, which is not attached to switch %u", from, switch_));
-  }
+  absl::StatusOr<std::size_t> input = siu_input(from, "token");
+  if (!input.ok()) return input.status();
   for (const count_entry& e : counts) {
     if (e.source != from || e.destination >= topo_.nodes()) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "token from node %u carries a count for pair %u->%u", from, e.source, e.destination));
     }
   }
-  return take_token(it->second, token, want, counts, "node", from);
+  return take_token(*input, token, want, counts, "node", from);
 }
 
 absl::Status token_manager::on_link_token(std::uint32_t from_switch, std::uint64_t token,
                                           std::uint64_t want, std::span<const count_entry> counts) {
-  auto it = link_port_.find(from_switch);
-  if (it == link_port_.end()) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "token from switch %u, which is not adjacent to switch %u", from_switch, switch_));
-  }
+  absl::StatusOr<std::size_t> input = link_input(from_switch, "token");
+  if (!input.ok()) return input.status();
   for (const count_entry& e : counts) {
     if (e.source >= topo_.nodes() || e.destination >= topo_.nodes()) {
       return absl::InvalidArgumentError(
@@ -57,7 +54,7 @@ absl::Status token_manager::on_link_token(std::uint32_t from_switch, std::uint64
                           e.source, e.destination));
     }
   }
-  return take_token(it->second, token, want, counts, "switch", from_switch);
+  return take_token(*input, token, want, counts, "switch", from_switch);
 }
 
 absl::Status token_manager::take_token(std::size_t input, std::uint64_t token, std::uint64_t want,
@@ -76,22 +73,24 @@ absl::Status token_manager::take_token(std::size_t input, std::uint64_t token, s
 
 void token_manager::take_count(std::size_t input, const count_entry& entry) {
   const std::uint64_t pair = std::uint64_t{entry.source} * topo_.nodes() + entry.destination;
-  std::uint64_t& count = counts_[pair];
-  if (entry.count <= count) return;
-  count = entry.count;
+  pair_count& count = counts_[pair];
+  if (entry.count <= count.count) return;
+  count.count = entry.count;
   // Forward only towards the destination: to its SIU if it is attached here, else to the
   // adjacent switch on the path to it.
   const std::uint32_t target_switch = topo_.switch_of(entry.destination);
-  std::size_t output;
-  if (target_switch == switch_) {
-    output = siu_port_.at(entry.destination);
-  } else {
-    output = link_port_.at(topo_.next_switch(switch_, target_switch));
-  }
+  const std::uint32_t output = target_switch == switch_
+                                   ? siu_port_[entry.destination]
+                                   : link_port_[topo_.next_switch(switch_, target_switch)];
+  ISO_CHECK(output != kNoPort) << "switch " << switch_ << " has no way to node "
+                               << entry.destination;
   if (output == input) return;  // cannot happen in a tree; never echo a count back
   port& to = ports_[output];
   if (!serves(to)) return;  // another copy forwards it
-  if (to.dirty_set.insert(pair).second) to.dirty.push_back(pair);
+  if (!count.dirty) {
+    count.dirty = true;
+    to.dirty.push_back(pair);
+  }
 }
 
 absl::Status token_manager::take_want(std::size_t input, std::uint64_t want) {
@@ -117,12 +116,20 @@ absl::Status token_manager::take_want(std::size_t input, std::uint64_t want) {
 }
 
 absl::StatusOr<std::size_t> token_manager::siu_input(comm::node_id from, const char* what) const {
-  auto it = siu_port_.find(from);
-  if (it == siu_port_.end()) {
+  if (from >= siu_port_.size() || siu_port_[from] == kNoPort) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "%s from node %u, which is not attached to switch %u", what, from, switch_));
   }
-  return it->second;
+  return siu_port_[from];
+}
+
+absl::StatusOr<std::size_t> token_manager::link_input(std::uint32_t from_switch,
+                                                      const char* what) const {
+  if (from_switch >= link_port_.size() || link_port_[from_switch] == kNoPort) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s from switch %u, which is not adjacent to switch %u", what, from_switch, switch_));
+  }
+  return link_port_[from_switch];
 }
 
 absl::Status token_manager::on_siu_demand(comm::node_id from, std::uint64_t want) {
@@ -177,24 +184,22 @@ absl::Status token_manager::on_unpark(comm::node_id from) {
 }
 
 absl::Status token_manager::on_link_demand(std::uint32_t from_switch, std::uint64_t want) {
-  auto it = link_port_.find(from_switch);
-  if (it == link_port_.end()) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "demand from switch %u, which is not adjacent to switch %u", from_switch, switch_));
-  }
-  return take_want(it->second, want);
+  absl::StatusOr<std::size_t> input = link_input(from_switch, "demand");
+  if (!input.ok()) return input.status();
+  return take_want(*input, want);
 }
 
 absl::Status token_manager::send_token(port& to, std::uint64_t token) {
   std::vector<count_entry>& entries = scratch_entries_;
   entries.clear();
   for (std::uint64_t pair : to.dirty) {
+    pair_count& count = counts_[pair];
+    count.dirty = false;
     entries.push_back({.source = static_cast<std::uint32_t>(pair / topo_.nodes()),
                        .destination = static_cast<std::uint32_t>(pair % topo_.nodes()),
-                       .count = counts_[pair]});
+                       .count = count.count});
   }
   to.dirty.clear();
-  to.dirty_set.clear();
   if (is_local_siu(to)) {
     local_siu_->on_tm_token(token, want_, entries);
     return absl::OkStatus();

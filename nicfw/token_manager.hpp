@@ -25,7 +25,6 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "nicfw/outbound.hpp"
 #include "nicfw/topology.hpp"
@@ -75,14 +74,24 @@ class token_manager {
     std::uint64_t last_token = 0;
     bool parked = false;
     std::vector<std::uint64_t> dirty{};  // pairs (source * nodes + destination)
-    absl::flat_hash_set<std::uint64_t> dirty_set{};
   };
+  // A pair's cumulative count, and whether it waits in its output port's dirty list (a pair
+  // has one output: the port towards its destination).
+  struct pair_count {
+    std::uint64_t count = 0;
+    bool dirty = false;
+  };
+  static constexpr std::uint32_t kNoPort = ~0u;
 
   [[nodiscard]] absl::Status take_token(std::size_t input, std::uint64_t token, std::uint64_t want,
                                         std::span<const count_entry> counts, const char* who,
                                         std::uint32_t id);
   [[nodiscard]] absl::Status take_want(std::size_t input, std::uint64_t want);
+  // The port of `from`'s SIU, or of the link from `from_switch`; InvalidArgument naming
+  // `what` came from where when there is none.
   [[nodiscard]] absl::StatusOr<std::size_t> siu_input(comm::node_id from, const char* what) const;
+  [[nodiscard]] absl::StatusOr<std::size_t> link_input(std::uint32_t from_switch,
+                                                       const char* what) const;
   void take_count(std::size_t input, const count_entry& entry);
   [[nodiscard]] absl::Status send_token(port& to, std::uint64_t token);
   // Whether tokens, counts and demands go out through `p` (a replicated TM serves its own
@@ -100,9 +109,11 @@ class token_manager {
   outbound& out_;
   siu* local_siu_ = nullptr;
   std::vector<port> ports_;
-  absl::flat_hash_map<comm::node_id, std::size_t> siu_port_;
-  absl::flat_hash_map<std::uint32_t, std::size_t> link_port_;
-  absl::flat_hash_map<std::uint64_t, std::uint64_t> counts_;  // pair -> cumulative count
+  // Port of each node's SIU and each adjacent switch's link (kNoPort: not attached here);
+  // looked up on every token.
+  std::vector<std::uint32_t> siu_port_;                    // by node
+  std::vector<std::uint32_t> link_port_;                   // by switch
+  absl::flat_hash_map<std::uint64_t, pair_count> counts_;  // by pair
   std::uint64_t pulse_ = 0;
   std::uint64_t want_ = 0;
   std::vector<count_entry> scratch_entries_;
