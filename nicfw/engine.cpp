@@ -178,6 +178,7 @@ absl::Status engine::poll_once(bool& did_work) {
   siu_.on_host_demand(host_demand_.load(std::memory_order_relaxed));
   if (absl::Status s = run_loopback(did_work); !s.ok()) return s;
   release_closed_pulses();
+  release_held_data();
   (void)flush_deliveries();  // what does not fit waits for the next poll
   if (delivered_since_ring_) {
     delivered_since_ring_ = false;
@@ -519,6 +520,35 @@ absl::Status engine::handle_token(const packet_header& header, comm::node_id sou
 }
 
 void engine::deliver(const delivery& d) {
+  // Large enough for small messages and operation streams, small enough that the extra copy
+  // never matters.
+  constexpr std::size_t kLargestHeldData = 1024;
+  if (d.kind == delivery_kind::eop && holds_data_ && held_data_.item.stamp == d.stamp) {
+    delivery closing = held_data_.item;
+    closing.kind = delivery_kind::closing_data;
+    closing.count = d.count;
+    holds_data_ = false;
+    queue_for_host(closing);
+    return;
+  }
+  release_held_data();
+  if (d.kind == delivery_kind::iso_data && d.payload.size() <= kLargestHeldData) {
+    held_data_.item = d;
+    held_data_.payload.assign(d.payload.begin(), d.payload.end());
+    held_data_.item.payload = held_data_.payload;
+    holds_data_ = true;
+    return;
+  }
+  queue_for_host(d);
+}
+
+void engine::release_held_data() {
+  if (!holds_data_) return;
+  holds_data_ = false;
+  queue_for_host(held_data_.item);
+}
+
+void engine::queue_for_host(const delivery& d) {
   delivered_since_ring_ = true;
   if (overflow_.empty() && channel_.nic_deliver(d)) return;
   pending_delivery p{d, {d.payload.begin(), d.payload.end()}};

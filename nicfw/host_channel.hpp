@@ -35,18 +35,19 @@ struct isochron_part {
 
 // What the NIC hands the host.
 enum class delivery_kind : std::uint8_t {
-  iso_data = 1,  // source, stamp, payload: remote operations to execute at pulse `stamp`
-  direct = 2,    // source, payload: a non-isotach packet
-  marker = 3,    // sequence, count, stamp: this host's isochrons `sequence` to
-                 // `sequence + count - 1` execute at `stamp`
-  eop = 4,       // stamp = pulse, count = items of that pulse delivered: execute the pulse
+  iso_data = 1,      // source, stamp, payload: remote operations to execute at pulse `stamp`
+  direct = 2,        // source, payload: a non-isotach packet
+  marker = 3,        // sequence, count, stamp: this host's isochrons `sequence` to
+                     // `sequence + count - 1` execute at `stamp`
+  eop = 4,           // stamp = pulse, count = items of that pulse delivered: execute the pulse
+  closing_data = 5,  // iso_data, then its pulse's EOP (count as in eop), in one record
 };
 
 struct delivery {
   delivery_kind kind;
   node_id source = 0;          // iso_data, direct
   std::uint32_t sequence = 0;  // marker: the first isochron; iso_data: the sender's isochron
-  std::uint32_t count = 0;     // eop; marker: isochrons it covers
+  std::uint32_t count = 0;     // eop, closing_data; marker: isochrons it covers
   std::uint64_t stamp = 0;     // iso_data, marker, eop
   byte_span payload{};         // iso_data, direct; valid during the upcall only, unless held
   std::uint64_t record = 0;    // names the record for host_release() once it is held

@@ -27,6 +27,7 @@ struct fake_host {
   std::uint32_t next_sequence = 0;
   std::vector<std::uint64_t> marker_stamps;  // by sequence
   std::uint64_t marker_deliveries = 0;
+  std::uint64_t closing_data = 0;  // isotach payloads delivered with their pulse's EOP
   std::map<std::uint64_t, std::uint32_t> items;  // pulse -> items seen before its EOP
   std::uint64_t last_eop = 0;
   std::vector<std::uint32_t> next_from;  // per sender: next isochron sequence
@@ -36,6 +37,15 @@ struct fake_host {
 
   void on_delivery(const delivery& d) {
     switch (d.kind) {
+      case delivery_kind::closing_data:
+        on_delivery({.kind = delivery_kind::iso_data,
+                     .source = d.source,
+                     .sequence = d.sequence,
+                     .stamp = d.stamp,
+                     .payload = d.payload});
+        on_delivery({.kind = delivery_kind::eop, .count = d.count, .stamp = d.stamp});
+        ++closing_data;
+        break;
       case delivery_kind::iso_data: {
         std::uint32_t seq;
         std::memcpy(&seq, d.payload.data(), sizeof(seq));
@@ -271,6 +281,9 @@ TEST(Engine, PingPongSendsNoTokenToItself) {
     const peer_counts to_self = c.nics[n]->counts(n);
     const auto siu_tokens = static_cast<std::size_t>(packet_type::siu_token);
     EXPECT_LE(to_peer.packets_sent[siu_tokens], kRounds + 4) << "node " << n;
+    // A message whose pulse closes in the round it arrives reaches the host together with
+    // that pulse's EOP, in one record.
+    EXPECT_GT(c.hosts[n].closing_data, static_cast<std::uint64_t>(kRounds / 2)) << "node " << n;
     EXPECT_EQ(to_self.packets_sent[siu_tokens], 0u) << "node " << n;
     EXPECT_EQ(to_self.packets_sent[static_cast<std::size_t>(packet_type::tm_token)], 0u);
   }
