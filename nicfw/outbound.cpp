@@ -61,7 +61,7 @@ absl::Status outbound::send(comm::node_id destination, std::span<const comm::byt
   }
   if (backlog_[destination].empty()) {
     absl::Status s = transport_.send(destination, scratch_);
-    if (!absl::IsUnavailable(s)) return s;
+    if (s.ok() || !absl::IsUnavailable(s)) return s;  // ok() first: it is inline
   }
   std::vector<std::byte> copy;
   for (const comm::byte_span& piece : scratch_) copy.insert(copy.end(), piece.begin(), piece.end());

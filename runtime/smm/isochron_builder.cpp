@@ -7,7 +7,9 @@
 namespace iso::runtime {
 
 isochron_builder::isochron_builder(node_id self, std::uint32_t nodes, const page_table& pages)
-    : self_(self), pages_(pages), streams_(nodes), is_touched_(nodes, false) {}
+    : self_(self), pages_(pages), streams_(nodes), is_touched_(nodes, false), distance_(nodes) {
+  for (node_id n = 0; n < nodes; ++n) distance_[n] = n == self ? 0 : pages.distance_to(n);
+}
 
 void isochron_builder::begin(std::uint64_t rank) {
   for (node_id n : touched_) {
@@ -18,6 +20,7 @@ void isochron_builder::begin(std::uint64_t rank) {
   streams_[self_].clear();
   local_ops_ = 0;
   delta_ = 0;
+  reads_only_ = true;
   rank_ = rank;
   next_index_ = 0;
   open_ = true;
@@ -30,7 +33,7 @@ byte_buffer& isochron_builder::stream_for(node_id node) {
   } else if (!is_touched_[node]) {
     is_touched_[node] = true;
     touched_.insert(std::upper_bound(touched_.begin(), touched_.end(), node), node);
-    delta_ = std::max(delta_, pages_.distance_to(node));
+    delta_ = std::max(delta_, distance_[node]);
   }
   if (s.empty()) op_writer(s).put(stream_header{rank_});
   return s;
@@ -53,6 +56,7 @@ absl::Status isochron_builder::add(op_code code, std::uint8_t width, std::uint64
     }
     a = (pages_.page_of(a) + 1) * pages_.page_variables();
   }
+  if (code != op_code::read) reads_only_ = false;
   std::uint32_t done = 0;
   while (done < count) {
     const std::uint64_t a = address + done;
@@ -96,6 +100,7 @@ absl::Status isochron_builder::add_message(node_id to, op_code code, std::uint32
   if (next_index_ == 0xffff) {
     return absl::ResourceExhaustedError("an isochron holds at most 65535 operations");
   }
+  reads_only_ = false;
   byte_buffer& s = stream_for(to);
   op_writer out(s);
   out.put(op_header{.code = code,
@@ -114,6 +119,7 @@ absl::Status isochron_builder::add_group(op_code code, std::uint32_t channel, st
   }
   const op_header header{
       .code = code, .width = mode, .index = next_index_++, .count = 0, .address = channel};
+  reads_only_ = false;
   for (node_id n = 0; n < streams_.size(); ++n) {
     op_writer out(stream_for(n));
     out.put(header);

@@ -42,6 +42,8 @@ class isochron_builder {
     return streams_[node].bytes();
   }
   [[nodiscard]] bool has_local_part() const { return local_ops_ != 0; }
+  // Every operation added since begin() is a read (true for an empty isochron).
+  [[nodiscard]] bool reads_only() const { return reads_only_; }
   [[nodiscard]] std::uint32_t delta() const { return delta_; }
   [[nodiscard]] std::uint64_t rank() const { return rank_; }
   [[nodiscard]] std::size_t total_bytes() const;
@@ -55,6 +57,8 @@ class isochron_builder {
   std::vector<byte_buffer> streams_;  // by node; self's is the local part
   std::vector<node_id> touched_;      // remote nodes with a stream, ascending
   std::vector<bool> is_touched_;
+  std::vector<std::uint32_t> distance_;  // logical distance to each node, looked up per isochron
+  bool reads_only_ = true;
   std::uint64_t local_ops_ = 0;
   std::uint32_t delta_ = 0;
   std::uint64_t rank_ = 0;

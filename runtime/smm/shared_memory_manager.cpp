@@ -248,7 +248,7 @@ absl::Status shared_memory_manager::end() {
     hit_.push_back({false, 0, builder_.rank(), {local_stream.begin(), local_stream.end()}});
     return absl::OkStatus();
   }
-  if (remote.size() == 1 && local_stream.empty() && hit_.empty() &&
+  if (remote.size() == 1 && local_stream.empty() && hit_.empty() && builder_.reads_only() &&
       note_direct_reads(remote.front(), builder_.stream(remote.front()))) {
     absl::StatusOr<bool> served = serve_direct_reads(remote.front());
     if (!served.ok()) return served.status();
@@ -259,10 +259,11 @@ absl::Status shared_memory_manager::end() {
   parts.clear();
   for (node_id n : remote) parts.push_back({n, builder_.stream(n)});
   const std::uint32_t sequence = next_sequence_++;
-  if (builder_.total_bytes() + 64 * parts.size() > nic_.channel().max_record()) {
+  const std::size_t total_bytes = builder_.total_bytes();
+  if (total_bytes + 64 * parts.size() > nic_.channel().max_record()) {
     return absl::ResourceExhaustedError(
-        absl::StrFormat("isochron of %u bytes exceeds the NIC queue's limit of %u",
-                        builder_.total_bytes(), nic_.channel().max_record()));
+        absl::StrFormat("isochron of %u bytes exceeds the NIC queue's limit of %u", total_bytes,
+                        nic_.channel().max_record()));
   }
   // Flow control: every destination must have room for its part before the NIC stamps the
   // isochron (a stamped packet that could not leave would hold up its pulse everywhere).
@@ -294,7 +295,7 @@ absl::Status shared_memory_manager::end() {
     std::this_thread::yield();
   }
   nic_.wake();
-  return progress_now_and_then(builder_.total_bytes());
+  return progress_now_and_then(total_bytes);
 }
 
 absl::Status shared_memory_manager::run_local_now(std::span<const std::byte> stream) {
@@ -622,8 +623,10 @@ void shared_memory_manager::executed(const exec_position& at, std::uint32_t op_i
 void shared_memory_manager::on_delivery(const nicfw::delivery& d) {
   switch (d.kind) {
     case nicfw::delivery_kind::iso_data:
+    case nicfw::delivery_kind::closing_data:
       nic_.credits().host_received(d.source, nicfw::credit_class::isotach, d.payload.size());
       buckets_.add(d.stamp, d.source, d.sequence, d.payload);
+      if (d.kind == nicfw::delivery_kind::closing_data) due_pulses_.emplace_back(d.stamp, d.count);
       return;
     case nicfw::delivery_kind::marker:
       if (options_.paranoid) {
