@@ -625,6 +625,14 @@ void shared_memory_manager::on_delivery(const nicfw::delivery& d) {
     case nicfw::delivery_kind::iso_data:
     case nicfw::delivery_kind::closing_data:
       nic_.credits().host_received(d.source, nicfw::credit_class::isotach, d.payload.size());
+      if (d.kind == nicfw::delivery_kind::closing_data && d.count == 1 && due_pulses_.empty()) {
+        // The pulse's only item, and every earlier pulse has run (their EOPs came first): it
+        // runs straight from the queue, with no copy into a bucket.
+        absl::Status s = execute_pulse(
+            d.stamp, [&] { return run_remote_part(d.stamp, d.source, d.sequence, d.payload); });
+        if (!s.ok() && delivery_error_.ok()) delivery_error_ = s;
+        return;
+      }
       buckets_.add(d.stamp, d.source, d.sequence, d.payload);
       if (d.kind == nicfw::delivery_kind::closing_data) due_pulses_.emplace_back(d.stamp, d.count);
       return;
@@ -714,8 +722,15 @@ absl::Status shared_memory_manager::run_pulse(std::uint64_t pulse, std::uint32_t
   if (!std::is_sorted(items.begin(), items.end(), by_sender)) {
     std::stable_sort(items.begin(), items.end(), by_sender);
   }
+  absl::Status executed = execute_pulse(pulse, [&] { return run_items(pulse, items); });
+  buckets_.recycle(std::move(items));
+  return executed;
+}
+
+absl::Status shared_memory_manager::execute_pulse(std::uint64_t pulse,
+                                                  absl::FunctionRef<absl::Status()> run) {
   queue_.begin_batch(pulse);
-  absl::Status executed = run_items(pulse, items);
+  absl::Status executed = run();
   if (executed.ok()) {
     // Inside the change section, if the pulse changed anything here: a reader must never
     // see the new values with the old stand (it would place them in the previous pulse).
@@ -723,7 +738,6 @@ absl::Status shared_memory_manager::run_pulse(std::uint64_t pulse, std::uint32_t
   }
   window_.end_change();
   queue_.end_batch();
-  buckets_.recycle(std::move(items));
   return executed;
 }
 
@@ -731,16 +745,9 @@ absl::Status shared_memory_manager::run_items(std::uint64_t pulse,
                                               std::span<const bucket_item> items) {
   for (const bucket_item& item : items) {
     if (!item.own_marker) {
-      const std::size_t queued_before = queue_.payload_bytes();
-      if (absl::Status s = run_stream(item.source, pulse, false, item.ops.bytes()); !s.ok()) {
+      if (absl::Status s = run_remote_part(pulse, item.source, item.sequence, item.ops.bytes());
+          !s.ok()) {
         return s;
-      }
-      // What went into the receive queue stays charged until the application takes it.
-      const std::size_t queued = queue_.payload_bytes() - queued_before;
-      nic_.credits().host_free(item.source, nicfw::credit_class::isotach,
-                               item.ops.size() + nicfw::kPacketOverhead - queued);
-      if (options_.paranoid) {
-        if (absl::Status s = send_echo(item.source, item.sequence, pulse); !s.ok()) return s;
       }
       continue;
     }
@@ -760,6 +767,19 @@ absl::Status shared_memory_manager::run_items(std::uint64_t pulse,
     }
   }
   return absl::OkStatus();
+}
+
+absl::Status shared_memory_manager::run_remote_part(std::uint64_t pulse, node_id source,
+                                                    std::uint32_t sequence,
+                                                    std::span<const std::byte> ops) {
+  const std::size_t queued_before = queue_.payload_bytes();
+  if (absl::Status s = run_stream(source, pulse, false, ops); !s.ok()) return s;
+  // What went into the receive queue stays charged until the application takes it.
+  const std::size_t queued = queue_.payload_bytes() - queued_before;
+  nic_.credits().host_free(source, nicfw::credit_class::isotach,
+                           ops.size() + nicfw::kPacketOverhead - queued);
+  if (!options_.paranoid) return absl::OkStatus();
+  return send_echo(source, sequence, pulse);
 }
 
 absl::Status shared_memory_manager::nic_status() const { return nic_.failure(); }

@@ -215,6 +215,15 @@ class shared_memory_manager final : public execution_sink {
   void on_delivery(const nicfw::delivery& d);
   [[nodiscard]] absl::Status run_pulse(std::uint64_t pulse, std::uint32_t count);
   [[nodiscard]] absl::Status run_items(std::uint64_t pulse, std::span<const bucket_item> items);
+  // Executes pulse `pulse` (`run` runs its items) as one batch of the receive queue and one
+  // change of this node's window, and moves the stand to it.
+  [[nodiscard]] absl::Status execute_pulse(std::uint64_t pulse,
+                                           absl::FunctionRef<absl::Status()> run);
+  // Runs the remote part `ops` of `source`'s isochron `sequence` at `pulse`, then frees its
+  // credits (all but what it queued) and, in paranoid mode, echoes the pulse to `source`.
+  [[nodiscard]] absl::Status run_remote_part(std::uint64_t pulse, node_id source,
+                                             std::uint32_t sequence,
+                                             std::span<const std::byte> ops);
   [[nodiscard]] absl::Status run_stream(node_id source, std::uint64_t pulse, bool after_pulse,
                                         std::span<const std::byte> stream);
   [[nodiscard]] absl::Status run_local_part(const local_part& part, std::uint64_t pulse,
