@@ -49,6 +49,21 @@ std::size_t ring_producer::free_bytes_hint() const {
 }
 
 bool ring_producer::try_push(std::span<const byte_span> pieces, std::size_t size) {
+  return push(pieces, size, false);
+}
+
+bool ring_producer::try_push_held(std::span<const byte_span> pieces, std::size_t size) {
+  ISO_DCHECK(held_payload_ == nullptr) << "a record is already held";
+  return push(pieces, size, true);
+}
+
+void ring_producer::publish_held() {
+  if (held_payload_ == nullptr) return;
+  header_at(data_, held_offset_).store(held_word_, std::memory_order_release);
+  held_payload_ = nullptr;
+}
+
+bool ring_producer::push(std::span<const byte_span> pieces, std::size_t size, bool hold) {
   ISO_DCHECK(size <= byte_ring_max_payload(capacity_)) << "payload of " << size << " bytes";
   const std::uint64_t bytes = record_bytes(size);
   const std::uint64_t offset = tail_ & mask_;
@@ -65,12 +80,18 @@ bool ring_producer::try_push(std::span<const byte_span> pieces, std::size_t size
   }
   // Zero the next header slot before anything that makes this record visible.
   header_at(data_, (record_offset + bytes) & mask_).store(0, std::memory_order_relaxed);
-  header_at(data_, record_offset).store(kValidBit | size, std::memory_order_release);
-  if (wraps) {
-    // Published last, so a consumer that follows the marker finds the record complete.
-    header_at(data_, offset).store(kValidBit | kWrapBit, std::memory_order_release);
-    tail_ += until_end;
+  // The consumer reads the wrap marker first (published last, so a consumer that follows
+  // it finds the record complete), else the record's header.
+  const std::uint64_t first_word = wraps ? kValidBit | kWrapBit : kValidBit | size;
+  if (wraps) header_at(data_, record_offset).store(kValidBit | size, std::memory_order_release);
+  if (hold) {
+    held_payload_ = data_ + record_offset + kHeaderBytes;
+    held_offset_ = offset;
+    held_word_ = first_word;
+  } else {
+    header_at(data_, offset).store(first_word, std::memory_order_release);
   }
+  if (wraps) tail_ += until_end;
   tail_ += bytes;
   return true;
 }

@@ -59,12 +59,20 @@ class ring_producer {
   // there is no room yet; the caller retries after the consumer releases space. The payload
   // must be at most byte_ring_max_payload(capacity); larger sizes are a caller bug.
   [[nodiscard]] bool try_push(std::span<const byte_span> pieces, std::size_t size);
+  // Like try_push, but the record stays invisible until publish_held(), and so do the
+  // records pushed after it (the consumer reads in order). Until then the producer may
+  // still change its payload through held_payload(). One record is held at a time, and it
+  // must be published without waiting for room: the consumer frees nothing meanwhile.
+  [[nodiscard]] bool try_push_held(std::span<const byte_span> pieces, std::size_t size);
+  [[nodiscard]] std::byte* held_payload() const { return held_payload_; }
+  void publish_held();
 
   // Bytes the producer could still append, as last seen (may be stale-low, never stale-high).
   [[nodiscard]] std::size_t free_bytes_hint() const;
 
  private:
   [[nodiscard]] bool has_room(std::size_t bytes);
+  [[nodiscard]] bool push(std::span<const byte_span> pieces, std::size_t size, bool hold);
 
   std::byte* data_;
   std::atomic<std::uint64_t>* released_;
@@ -72,6 +80,11 @@ class ring_producer {
   std::uint64_t mask_;
   std::uint64_t tail_ = 0;         // next position to write
   std::uint64_t cached_head_ = 0;  // consumer's release position, as last read
+  // The held record: its payload (null when none), the word the consumer reads first (its
+  // header, or the wrap marker before it), and what publish_held() stores there.
+  std::byte* held_payload_ = nullptr;
+  std::uint64_t held_offset_ = 0;
+  std::uint64_t held_word_ = 0;
 };
 
 class ring_consumer {

@@ -520,23 +520,16 @@ absl::Status engine::handle_token(const packet_header& header, comm::node_id sou
 }
 
 void engine::deliver(const delivery& d) {
-  // Large enough for small messages and operation streams, small enough that the extra copy
-  // never matters.
-  constexpr std::size_t kLargestHeldData = 1024;
-  if (d.kind == delivery_kind::eop && holds_data_ && held_data_.item.stamp == d.stamp) {
-    delivery closing = held_data_.item;
-    closing.kind = delivery_kind::closing_data;
-    closing.count = d.count;
-    holds_data_ = false;
-    queue_for_host(closing);
+  if (d.kind == delivery_kind::eop && holds_data_ && held_stamp_ == d.stamp) {
+    channel_.nic_close_held(d.count);
+    release_held_data();
     return;
   }
   release_held_data();
-  if (d.kind == delivery_kind::iso_data && d.payload.size() <= kLargestHeldData) {
-    held_data_.item = d;
-    held_data_.payload.assign(d.payload.begin(), d.payload.end());
-    held_data_.item.payload = held_data_.payload;
+  if (d.kind == delivery_kind::iso_data && overflow_.empty() && channel_.nic_deliver_held(d)) {
     holds_data_ = true;
+    held_stamp_ = d.stamp;
+    delivered_since_ring_ = true;
     return;
   }
   queue_for_host(d);
@@ -545,7 +538,7 @@ void engine::deliver(const delivery& d) {
 void engine::release_held_data() {
   if (!holds_data_) return;
   holds_data_ = false;
-  queue_for_host(held_data_.item);
+  channel_.nic_publish_held();
 }
 
 void engine::queue_for_host(const delivery& d) {

@@ -144,12 +144,13 @@ class engine {
   // naming the packet (`what`) when this NIC hosts no TM for that switch.
   [[nodiscard]] absl::StatusOr<token_manager*> tm_for(const packet_header& header,
                                                       comm::node_id source, const char* what);
-  // Hands `d` to the host, in order with every earlier delivery. A small isotach payload
-  // is held back until the next delivery, so that when that is its pulse's EOP both go in
-  // one record (closing_data): the host cannot use the data before the EOP anyway.
+  // Hands `d` to the host, in order with every earlier delivery. An isotach payload's
+  // record is written but held back until the next delivery, so that when that is its
+  // pulse's EOP the record becomes closing_data and the EOP needs none of its own: the host
+  // cannot use the data before the EOP anyway.
   void deliver(const delivery& d);
-  // The held isotach payload, if any, goes to the host on its own (before anything else,
-  // and at the end of every round).
+  // Shows the held record, if any, to the host (before anything else is delivered, and at
+  // the end of every round).
   void release_held_data();
   void queue_for_host(const delivery& d);
   [[nodiscard]] bool flush_deliveries();
@@ -172,8 +173,8 @@ class engine {
   // pulses are open at a time, and the queue's storage is reused).
   std::vector<std::pair<std::uint64_t, std::uint32_t>> delivered_per_pulse_;
   std::deque<pending_delivery> overflow_;  // deliveries the host queue had no room for
-  pending_delivery held_data_;             // see deliver(); its payload buffer is reused
-  bool holds_data_ = false;
+  bool holds_data_ = false;                // see deliver()
+  std::uint64_t held_stamp_ = 0;
   bool delivered_since_ring_ = false;
   submission scratch_submission_;
   std::vector<delivery> scratch_markers_;  // isochron markers of one batch of submissions

@@ -1,5 +1,6 @@
 #include "nicfw/host_channel.hpp"
 
+#include <cstddef>
 #include <cstring>
 
 #include "base/check.hpp"
@@ -132,14 +133,28 @@ void host_channel::nic_finish_submission(const submission& s) {
   to_nic_consumer_.release_to(s.end);
 }
 
-bool host_channel::nic_deliver(const delivery& d) {
+bool host_channel::nic_deliver(const delivery& d) { return push_delivery(d, false); }
+
+bool host_channel::nic_deliver_held(const delivery& d) { return push_delivery(d, true); }
+
+void host_channel::nic_close_held(std::uint32_t count) {
+  std::byte* header = to_host_producer_.held_payload();
+  ISO_CHECK(header != nullptr) << "no delivery is held";
+  const auto kind = static_cast<std::uint8_t>(delivery_kind::closing_data);
+  std::memcpy(header + offsetof(delivery_header, kind), &kind, sizeof(kind));
+  std::memcpy(header + offsetof(delivery_header, count), &count, sizeof(count));
+}
+
+bool host_channel::push_delivery(const delivery& d, bool hold) {
   const delivery_header header{.kind = static_cast<std::uint8_t>(d.kind),
                                .source = d.source,
                                .stamp = d.stamp,
                                .count = d.count,
                                .sequence = d.sequence};
   const byte_span pieces[2] = {std::as_bytes(std::span(&header, 1)), d.payload};
-  return to_host_producer_.try_push(pieces, sizeof(header) + d.payload.size());
+  const std::size_t size = sizeof(header) + d.payload.size();
+  return hold ? to_host_producer_.try_push_held(pieces, size)
+              : to_host_producer_.try_push(pieces, size);
 }
 
 std::size_t host_channel::host_poll(absl::FunctionRef<void(const delivery&)> upcall) {

@@ -96,11 +96,19 @@ class host_channel {
   // NIC: deliver to the host. False when the receive queue is full (the NIC keeps the item
   // and retries; the host drains the queue whenever it polls).
   [[nodiscard]] bool nic_deliver(const delivery& d);
+  // NIC: like nic_deliver, but the host sees the record (and anything delivered after it)
+  // only from nic_publish_held() on; nic_close_held() first turns a held iso_data record
+  // into closing_data for an EOP counting `count`. One record is held at a time.
+  [[nodiscard]] bool nic_deliver_held(const delivery& d);
+  void nic_close_held(std::uint32_t count);
+  void nic_publish_held() { to_host_producer_.publish_held(); }
   // NIC: wakes a sleeping host after deliveries.
   void nic_ring_host() { host_bell_.ring(); }
   [[nodiscard]] bool nic_has_submissions() const { return to_nic_consumer_.has_pending(); }
 
  private:
+  [[nodiscard]] bool push_delivery(const delivery& d, bool hold);
+
   // calloc: large blocks come zeroed from the kernel and are touched only as they fill.
   struct free_deleter {
     void operator()(void* p) const { std::free(p); }

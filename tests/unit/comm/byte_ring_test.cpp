@@ -103,6 +103,38 @@ TEST(ByteRing, WrapsWithoutTearingAnySize) {
   }
 }
 
+// A held record, and whatever follows it, stays unseen until it is published, and the
+// producer may rewrite its payload meanwhile; at the end of the space too, where the
+// record goes behind a wrap marker.
+TEST(ByteRing, AHeldRecordAndThoseAfterItAppearWhenPublished) {
+  ring_memory mem(256);
+  ring_producer p(mem.data(), mem.capacity);
+  ring_consumer c(mem.data(), mem.capacity);
+  ring_record r;
+  for (int round = 0; round < 12; ++round) {  // 12 x (48 + 32) bytes: wraps several times
+    const auto held = pattern(40, static_cast<std::uint8_t>(round));
+    const auto next = pattern(24, static_cast<std::uint8_t>(100 + round));
+    const byte_span piece(held);
+    ASSERT_TRUE(p.try_push_held(std::span<const byte_span>(&piece, 1), held.size()));
+    ASSERT_TRUE(push(p, next));
+    EXPECT_EQ(c.peek(r), ring_consumer::peek_result::empty) << "round " << round;
+    p.held_payload()[0] = std::byte{0xee};
+    p.publish_held();
+    EXPECT_EQ(p.held_payload(), nullptr);
+
+    ASSERT_EQ(c.peek(r), ring_consumer::peek_result::record) << "round " << round;
+    auto expected = held;
+    expected[0] = std::byte{0xee};
+    EXPECT_TRUE(std::equal(r.payload.begin(), r.payload.end(), expected.begin(), expected.end()));
+    c.advance(r);
+    c.release_to(r.end);
+    ASSERT_EQ(c.peek(r), ring_consumer::peek_result::record);
+    EXPECT_TRUE(std::equal(r.payload.begin(), r.payload.end(), next.begin(), next.end()));
+    c.advance(r);
+    c.release_to(r.end);
+  }
+}
+
 TEST(ByteRing, ReportsAHeaderThatDoesNotFit) {
   ring_memory mem(256);
   ring_consumer c(mem.data(), mem.capacity);
