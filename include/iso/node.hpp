@@ -115,7 +115,8 @@ class node {
   // Registers the handler for isochronous messages sent to `id`. Register the same ids on
   // every node before any message can arrive (before the first barrier after start-up).
   // A handler runs on this node's thread, at the message's logical time, and must not
-  // issue isochrons or block.
+  // issue isochrons or block: waiting or polling from a handler is a failed_precondition
+  // error, and an exception that leaves a handler stops the node with an error naming it.
   void set_handler(handler_id id,
                    std::function<void(node_id source, std::span<const std::byte> payload)> fn);
 

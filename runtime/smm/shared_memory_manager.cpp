@@ -1,6 +1,7 @@
 #include "runtime/smm/shared_memory_manager.hpp"
 
 #include <algorithm>
+#include <exception>
 #include <thread>
 
 #include "absl/strings/str_format.h"
@@ -597,10 +598,21 @@ absl::Status shared_memory_manager::run_handler(node_id source, std::uint32_t ha
         "isochronous message from node %u for handler %u, which is not registered here", source,
         handler));
   }
+  // A handler's exception must not unwind through a pulse half executed: it becomes the
+  // pulse's error, which stops this node with the handler named.
   in_handler_ = true;
-  it->second(source, payload);
+  absl::Status result;
+  try {
+    it->second(source, payload);
+  } catch (const std::exception& e) {
+    result = absl::AbortedError(absl::StrFormat(
+        "the handler for id %u (message from node %u) threw: %s", handler, source, e.what()));
+  } catch (...) {
+    result = absl::AbortedError(
+        absl::StrFormat("the handler for id %u (message from node %u) threw", handler, source));
+  }
   in_handler_ = false;
-  return absl::OkStatus();
+  return result;
 }
 
 void shared_memory_manager::executed(const exec_position& at, std::uint32_t op_index, op_code code,
@@ -785,6 +797,12 @@ absl::Status shared_memory_manager::run_remote_part(std::uint64_t pulse, node_id
 absl::Status shared_memory_manager::nic_status() const { return nic_.failure(); }
 
 absl::Status shared_memory_manager::progress(bool& did_work) {
+  // A handler runs in the middle of a pulse (inside the host queue's poll, even): progress
+  // from there would run later pulses inside this one.
+  if (in_handler_) {
+    return absl::FailedPreconditionError(
+        "waiting or polling inside a message handler; a handler must not block");
+  }
   unpolled_work_ = 0;
   if (nic_.runs_inline()) {
     if (absl::Status s = nic_.poll(did_work); !s.ok()) return s;

@@ -274,6 +274,34 @@ TEST_P(Isotach, MessagesArriveInOneOrderEverywhere) {
   }
 }
 
+// A handler runs in the middle of a pulse: one that waits gets a clear error, and the
+// exception it then throws stops the node with a message naming the handler, instead of
+// unwinding through the pulse.
+TEST_P(Isotach, AHandlerThatWaitsStopsTheNodeWithAClearError) {
+  iso::test::allow_log_lines_in_this_test();  // the failing node's error is logged
+  std::mutex mu;
+  std::string seen;
+  const int status = run_inproc(2, opts(), [&](iso::node& node) {
+    node.set_handler(3, [&](iso::node_id, std::span<const std::byte>) { node.poll(); });
+    node.barrier();
+    if (node.id() == 0) {
+      iso::isochron iso(node);
+      iso.send(1, 3, {});
+      iso.end();
+    }
+    try {
+      node.barrier();
+    } catch (const iso::error& e) {
+      std::lock_guard lock(mu);
+      if (node.id() == 1) seen = e.what();
+      throw;
+    }
+  });
+  EXPECT_NE(status, 0);
+  EXPECT_NE(seen.find("handler for id 3"), std::string::npos) << seen;
+  EXPECT_NE(seen.find("inside a message handler"), std::string::npos) << seen;
+}
+
 TEST_P(Isotach, MisuseIsAClearErrorAndChangesNothing) {
   std::atomic<int> checked{0};
   const int status = run_inproc(2, opts(), [&](iso::node& node) {
