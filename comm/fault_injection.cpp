@@ -56,6 +56,8 @@ class faulty_transport final : public transport {
     inner_->wait(timeout, also_ready);
   }
   void wake() override { inner_->wake(); }
+  void defer_wakeups() override { inner_->defer_wakeups(); }
+  void wake_deferred() override { inner_->wake_deferred(); }
   [[nodiscard]] transport_counters counters() const override { return inner_->counters(); }
 
  protected:

@@ -26,6 +26,7 @@ ring_transport::ring_transport(node_id self, const fabric_layout& layout, std::b
         ring_consumer(base + layout.ring_offset(peer, self), layout.ring_capacity));
     doorbells_.push_back(reinterpret_cast<doorbell*>(base + layout.doorbell_offset(peer)));
   }
+  is_wake_due_.assign(layout.nodes, false);
   shuffled_.resize(layout.nodes);
   std::iota(shuffled_.begin(), shuffled_.end(), 0);
 }
@@ -50,8 +51,22 @@ absl::Status ring_transport::send(node_id destination, std::span<const byte_span
   }
   ++counters_.packets_sent;
   counters_.bytes_sent += total;
-  doorbells_[destination]->ring();
+  if (!deferring_) {
+    doorbells_[destination]->ring();
+  } else if (!is_wake_due_[destination]) {
+    is_wake_due_[destination] = true;
+    wake_due_.push_back(destination);
+  }
   return absl::OkStatus();
+}
+
+void ring_transport::wake_deferred() {
+  deferring_ = false;
+  for (node_id destination : wake_due_) {
+    doorbells_[destination]->ring();
+    is_wake_due_[destination] = false;
+  }
+  wake_due_.clear();
 }
 
 absl::Status ring_transport::drain(node_id source, packet_upcall upcall, std::size_t& handled,

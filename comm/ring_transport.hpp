@@ -36,6 +36,8 @@ class ring_transport final : public transport {
   void wait(absl::Duration timeout, absl::FunctionRef<bool()> also_ready) override;
   using transport::wait;
   void wake() override;
+  void defer_wakeups() override { deferring_ = true; }
+  void wake_deferred() override;
   [[nodiscard]] transport_counters counters() const override { return counters_; }
 
  private:
@@ -62,6 +64,9 @@ class ring_transport final : public transport {
   std::vector<node_id> shuffled_;
   std::minstd_rand shuffle_rng_;
   transport_counters counters_;
+  bool deferring_ = false;
+  std::vector<node_id> wake_due_;  // destinations sent to while deferring, each once
+  std::vector<bool> is_wake_due_;  // indexed by node
 };
 
 }  // namespace iso::comm

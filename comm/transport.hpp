@@ -110,16 +110,26 @@ class transport {
   //   InvalidArgument  `destination` is not a node of this job;
   //   OutOfRange       the packet is larger than max_packet_size().
   // Never blocks.
-  [[nodiscard]] virtual absl::Status send(node_id destination, std::span<const byte_span> pieces) = 0;
+  [[nodiscard]] virtual absl::Status send(node_id destination,
+                                          std::span<const byte_span> pieces) = 0;
   [[nodiscard]] absl::Status send(node_id destination, byte_span bytes) {
     return send(destination, std::span<const byte_span>(&bytes, 1));
   }
 
+  // Between defer_wakeups() and wake_deferred(), packets still leave as they are sent,
+  // but a receiver that sleeps is woken only at wake_deferred(), once per destination. A
+  // wake-up costs the sender a full fence, which also waits for the packet's stores to
+  // reach the receiver's cache line; a sender with more to send (a NIC round) pays that
+  // once at its end. Backends without sleeping receivers ignore both.
+  virtual void defer_wakeups() {}
+  virtual void wake_deferred() {}
+
   // Hands up to `budget` waiting packets to `upcall`, in FIFO order per source. Returns how
   // many were handed up. Never blocks. Returns an error (DataLoss) only when a peer's buffer
   // is corrupt, which means the job can no longer be trusted.
-  [[nodiscard]] virtual absl::Status poll(packet_upcall upcall, std::size_t& handled,
-                                          std::size_t budget = std::numeric_limits<std::size_t>::max()) = 0;
+  [[nodiscard]] virtual absl::Status poll(
+      packet_upcall upcall, std::size_t& handled,
+      std::size_t budget = std::numeric_limits<std::size_t>::max()) = 0;
 
   // Blocks until a packet may be waiting for this node, wake() is called, or `timeout`
   // passes. Returns at once if something is already waiting, or if `also_ready` (checked

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iterator>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_format.h"
 #include "base/check.hpp"
 #include "base/log.hpp"
@@ -154,6 +155,11 @@ void engine::fail(const absl::Status& status) {
 }
 
 absl::Status engine::poll_once(bool& did_work) {
+  // Packets leave as they are sent; sleeping receivers are woken once, when the round ends
+  // (a wake-up's fence would otherwise stall the round right behind each packet, between
+  // isotach data and the token that follows it, for one).
+  transport_->defer_wakeups();
+  absl::Cleanup wake = [this] { transport_->wake_deferred(); };
   std::size_t flushed = 0;
   if (absl::Status s = out_.flush(flushed); !s.ok()) return s;
   did_work |= flushed != 0;
