@@ -75,7 +75,12 @@ class credit_ledger {
   // NIC: whether a credit request to `to` is due (and records it as sent).
   [[nodiscard]] bool nic_take_request_due(comm::node_id to);
   // NIC: something changed on the host side since the last call (cheap check per round).
-  [[nodiscard]] bool nic_take_dirty() { return dirty_.exchange(false, std::memory_order_acquire); }
+  // Reads first: an exchange is a locked instruction (a full barrier on x86), and most
+  // rounds find nothing changed.
+  [[nodiscard]] bool nic_take_dirty() {
+    if (!dirty_.load(std::memory_order_relaxed)) return false;
+    return dirty_.exchange(false, std::memory_order_acquire);
+  }
 
  private:
   struct alignas(64) peer {
