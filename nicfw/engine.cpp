@@ -157,11 +157,6 @@ void engine::fail(const absl::Status& status) {
 }
 
 absl::Status engine::poll_once(bool& did_work) {
-  // Packets leave as they are sent; sleeping receivers are woken once, when the round ends
-  // (a wake-up's fence would otherwise stall the round right behind each packet, between
-  // isotach data and the token that follows it, for one).
-  transport_->defer_wakeups();
-  absl::Cleanup wake = [this] { transport_->wake_deferred(); };
   std::size_t flushed = 0;
   if (absl::Status s = out_.flush(flushed); !s.ok()) return s;
   did_work |= flushed != 0;
@@ -217,6 +212,11 @@ absl::Status engine::take_submissions(bool& did_work) {
   markers.clear();
   bool parked = false;
   std::size_t isochrons = 0;
+  // Packets leave as they are sent; sleeping receivers are woken once the batch and its
+  // token are out (a wake-up's fence would otherwise stall the batch right behind each
+  // packet, between isotach data and the token that counts it, for one).
+  transport_->defer_wakeups();
+  absl::Cleanup wake = [this] { transport_->wake_deferred(); };
   while (isochrons < kIsochronsPerBatch && !out_.has_backlog() &&
          channel_.nic_peek_submission(sub)) {
     if (sub.kind == submission::kind_t::isochron && !siu_.may_stamp()) {
