@@ -120,8 +120,8 @@ class transport {
   // but a receiver that sleeps is woken only at wake_deferred(), once per destination. A
   // wake-up costs the sender a full fence, which also waits for the packet's stores to
   // reach the receiver's cache line; a sender with more to send right away (a NIC's batch
-  // of isochrons and the token behind it) pays that once at its end. Backends without sleeping
-  // receivers ignore both.
+  // of isochrons and the token behind it) pays that once at its end. Backends without
+  // sleeping receivers ignore both.
   virtual void defer_wakeups() {}
   virtual void wake_deferred() {}
 
