@@ -191,7 +191,7 @@ absl::StatusOr<notice> node_state::iso_receive() {
   // Taking from a queue that holds notices needs no progress, but senders wait for the
   // credits that taking returns.
   if (!q.empty()) {
-    if (absl::Status s = smm_.progress_now_and_then(q.front().bytes.size()); !s.ok()) return s;
+    if (absl::Status s = smm_.progress_now_and_then(q.front_payload_size()); !s.ok()) return s;
   }
   if (absl::Status s = smm_.wait_for([&] { return !q.empty(); }); !s.ok()) return s;
   notice n = q.pop();

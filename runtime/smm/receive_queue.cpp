@@ -42,7 +42,12 @@ void receive_queue::message(std::uint32_t source, std::span<const std::byte> pay
   n.what = notice::kind::message;
   n.pulse = pulse_;
   n.source = source;
-  n.bytes.assign(payload.begin(), payload.end());
+  byte_buffer& bytes = payloads_.emplace_back();
+  if (!spare_payloads_.empty()) {
+    bytes = std::move(spare_payloads_.back());
+    spare_payloads_.pop_back();
+  }
+  bytes.append(payload.data(), payload.size());
   payload_bytes_ += payload.size();
   queue_.push_back(std::move(n));
 }
@@ -130,9 +135,21 @@ void receive_queue::end_batch() {
 }
 
 notice receive_queue::pop() {
+  // The pool's bounds: a pulse's burst of small messages, and no buffer that would keep a
+  // large message's memory.
+  constexpr std::size_t kSparePayloads = 256;
+  constexpr std::size_t kLargestSparePayload = std::size_t{64} << 10;
   notice n = std::move(queue_.front());
   queue_.pop_front();
+  if (n.what != notice::kind::message) return n;
+  byte_buffer& bytes = payloads_.front();
+  n.bytes.assign(bytes.bytes().begin(), bytes.bytes().end());
   payload_bytes_ -= n.bytes.size();
+  if (spare_payloads_.size() < kSparePayloads && bytes.capacity() <= kLargestSparePayload) {
+    bytes.clear();
+    spare_payloads_.push_back(std::move(bytes));
+  }
+  payloads_.pop_front();
   return n;
 }
 

@@ -18,6 +18,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "iso/notice.hpp"
+#include "runtime/smm/byte_buffer.hpp"
 
 namespace iso::runtime {
 
@@ -46,8 +47,10 @@ class receive_queue {
   [[nodiscard]] bool empty() const { return queue_.empty(); }
   [[nodiscard]] std::size_t size() const { return queue_.size(); }
   [[nodiscard]] std::size_t payload_bytes() const { return payload_bytes_; }
-  // The oldest notice (the queue must not be empty).
-  [[nodiscard]] const notice& front() const { return queue_.front(); }
+  // The size of the oldest notice's payload (the queue must not be empty).
+  [[nodiscard]] std::size_t front_payload_size() const {
+    return queue_.front().what == notice::kind::message ? payloads_.front().size() : 0;
+  }
   // Removes and returns the oldest notice (the queue must not be empty).
   notice pop();
 
@@ -59,7 +62,13 @@ class receive_queue {
   };
 
   std::uint32_t nodes_;
+  // Message notices get their bytes when popped: a pulse queues a burst of messages, and
+  // allocating each one's vector then (to be freed one at a time as the application takes
+  // them) defeated the allocator's per-thread cache. The payloads wait in pooled buffers,
+  // in the order of the message notices.
   std::deque<notice> queue_;
+  std::deque<byte_buffer> payloads_;
+  std::vector<byte_buffer> spare_payloads_;
   std::size_t payload_bytes_ = 0;
   std::uint64_t pulse_ = 0;
   std::size_t batch_start_ = 0;
