@@ -139,17 +139,20 @@ notice receive_queue::pop() {
   // large message's memory.
   constexpr std::size_t kSparePayloads = 256;
   constexpr std::size_t kLargestSparePayload = std::size_t{64} << 10;
-  notice n = std::move(queue_.front());
-  queue_.pop_front();
-  if (n.what != notice::kind::message) return n;
-  byte_buffer& bytes = payloads_.front();
-  n.bytes.assign(bytes.bytes().begin(), bytes.bytes().end());
-  payload_bytes_ -= n.bytes.size();
-  if (spare_payloads_.size() < kSparePayloads && bytes.capacity() <= kLargestSparePayload) {
-    bytes.clear();
-    spare_payloads_.push_back(std::move(bytes));
+  notice& front = queue_.front();
+  if (front.what == notice::kind::message) {
+    // Copied before anything is removed: if the allocation throws, nothing is lost.
+    byte_buffer& bytes = payloads_.front();
+    front.bytes.assign(bytes.bytes().begin(), bytes.bytes().end());
+    payload_bytes_ -= bytes.size();
+    if (spare_payloads_.size() < kSparePayloads && bytes.capacity() <= kLargestSparePayload) {
+      bytes.clear();
+      spare_payloads_.push_back(std::move(bytes));
+    }
+    payloads_.pop_front();
   }
-  payloads_.pop_front();
+  notice n = std::move(front);
+  queue_.pop_front();
   return n;
 }
 

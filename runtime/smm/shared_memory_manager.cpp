@@ -1,5 +1,7 @@
 #include "runtime/smm/shared_memory_manager.hpp"
 
+#include <cxxabi.h>
+
 #include <algorithm>
 #include <exception>
 #include <thread>
@@ -604,6 +606,9 @@ absl::Status shared_memory_manager::run_handler(node_id source, std::uint32_t ha
   absl::Status result;
   try {
     it->second(source, payload);
+  } catch (const abi::__forced_unwind&) {
+    in_handler_ = false;
+    throw;  // thread cancellation must unwind
   } catch (const std::exception& e) {
     result = absl::AbortedError(absl::StrFormat(
         "the handler for id %u (message from node %u) threw: %s", handler, source, e.what()));
@@ -637,7 +642,8 @@ void shared_memory_manager::on_delivery(const nicfw::delivery& d) {
     case nicfw::delivery_kind::iso_data:
     case nicfw::delivery_kind::closing_data:
       nic_.credits().host_received(d.source, nicfw::credit_class::isotach, d.payload.size());
-      if (d.kind == nicfw::delivery_kind::closing_data && d.count == 1 && due_pulses_.empty()) {
+      if (d.kind == nicfw::delivery_kind::closing_data && d.count == 1 && due_pulses_.empty() &&
+          delivery_error_.ok()) {
         // The pulse's only item, and every earlier pulse has run (their EOPs came first): it
         // runs straight from the queue, with no copy into a bucket.
         absl::Status s = execute_pulse(
@@ -803,6 +809,9 @@ absl::Status shared_memory_manager::progress(bool& did_work) {
     return absl::FailedPreconditionError(
         "waiting or polling inside a message handler; a handler must not block");
   }
+  // After a failure nothing more executes here: a pulse that failed part-way is never run
+  // again, and no later pulse runs after it.
+  if (!delivery_error_.ok()) return delivery_error_;
   unpolled_work_ = 0;
   if (nic_.runs_inline()) {
     if (absl::Status s = nic_.poll(did_work); !s.ok()) return s;
@@ -822,6 +831,7 @@ absl::Status shared_memory_manager::progress(bool& did_work) {
   if (!delivery_error_.ok()) return delivery_error_;
   for (std::size_t i = 0; i < due_pulses_.size(); ++i) {
     if (absl::Status s = run_pulse(due_pulses_[i].first, due_pulses_[i].second); !s.ok()) {
+      delivery_error_ = s;
       return s;
     }
   }

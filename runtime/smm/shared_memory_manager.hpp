@@ -279,6 +279,8 @@ class shared_memory_manager final : public execution_sink {
   std::vector<std::uint64_t> direct_values_;
   std::uint64_t last_stamp_ = 0;
   bool in_handler_ = false;
+  // The first failure met while receiving or executing (a malformed packet, a pulse that
+  // failed): from then on progress() only reports it, and nothing more executes here.
   absl::Status delivery_error_;
 };
 

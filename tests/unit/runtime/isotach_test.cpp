@@ -8,6 +8,7 @@
 #include <cstring>
 #include <mutex>
 #include <numeric>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -300,6 +301,54 @@ TEST_P(Isotach, AHandlerThatWaitsStopsTheNodeWithAClearError) {
   EXPECT_NE(status, 0);
   EXPECT_NE(seen.find("handler for id 3"), std::string::npos) << seen;
   EXPECT_NE(seen.find("inside a message handler"), std::string::npos) << seen;
+}
+
+// After a handler's exception stops a node, nothing more executes there: no later pulse
+// runs its handlers, and asking again gives the same error (not a crash).
+TEST_P(Isotach, NothingExecutesAfterAFailedPulse) {
+  iso::test::allow_log_lines_in_this_test();  // the failing node's error is logged
+  constexpr int kLater = 20;
+  std::atomic<int> later_calls{0};
+  std::mutex mu;
+  std::string first;
+  std::string again;
+  const int status = run_inproc(2, opts(), [&](iso::node& node) {
+    node.set_handler(3, [](iso::node_id, std::span<const std::byte>) {
+      throw std::runtime_error("handler 3 gives up");
+    });
+    node.set_handler(4, [&](iso::node_id, std::span<const std::byte>) { ++later_calls; });
+    node.barrier();
+    if (node.id() == 0) {
+      for (int i = 0; i <= kLater; ++i) {
+        iso::isochron iso(node);
+        iso.send(1, i == 0 ? 3 : 4, {});
+      }
+      node.barrier();  // fails: node 1 stops
+      return;
+    }
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    for (;;) {
+      try {
+        node.poll();
+      } catch (const iso::error& e) {
+        std::lock_guard lock(mu);
+        first = e.what();
+        break;
+      }
+      ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the handler never ran";
+    }
+    try {
+      node.poll();
+    } catch (const iso::error& e) {
+      std::lock_guard lock(mu);
+      again = e.what();
+    }
+    throw iso::error(iso::error_code::aborted, "node 1 stopped, as it should");
+  });
+  EXPECT_NE(status, 0);
+  EXPECT_NE(first.find("handler 3 gives up"), std::string::npos) << first;
+  EXPECT_EQ(again, first);
+  EXPECT_EQ(later_calls.load(), 0);
 }
 
 TEST_P(Isotach, MisuseIsAClearErrorAndChangesNothing) {
