@@ -244,14 +244,18 @@ std::uint32_t shm_segment::barrier_arrive() {
   return generation;
 }
 
-absl::StatusOr<bool> shm_segment::barrier_passed(std::uint32_t ticket) const {
-  const header& h = head();
-  // A failed job fails every barrier: after a failure the arrival count is meaningless
-  // (the dead node never arrives, a survivor's arrival may be counted towards a later one).
-  if (const std::uint32_t failed = h.failed.load(std::memory_order_acquire); failed != 0) {
+absl::Status shm_segment::job_status() const {
+  if (const std::uint32_t failed = head().failed.load(std::memory_order_acquire); failed != 0) {
     return absl::AbortedError(absl::StrFormat("node %u failed; the job is stopping", failed - 1));
   }
-  return h.barrier_generation.load(std::memory_order_acquire) != ticket;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> shm_segment::barrier_passed(std::uint32_t ticket) const {
+  // A failed job fails every barrier: after a failure the arrival count is meaningless
+  // (the dead node never arrives, a survivor's arrival may be counted towards a later one).
+  if (absl::Status s = job_status(); !s.ok()) return s;
+  return head().barrier_generation.load(std::memory_order_acquire) != ticket;
 }
 
 void shm_segment::publish_mark(std::uint32_t node, std::uint64_t value) {

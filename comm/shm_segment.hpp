@@ -86,6 +86,8 @@ class shm_segment {
 
   // Marks the job failed (a node saw a fatal error); barrier waiters return Aborted.
   void mark_failed(std::uint32_t node);
+  // OK while no node has marked the job failed; then Aborted, naming the node. Never blocks.
+  [[nodiscard]] absl::Status job_status() const;
 
   // The memory window of `node` (options.window_bytes, as node 0 sized it): written only by
   // that node, readable by all. Empty when the job has none.

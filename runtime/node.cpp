@@ -52,7 +52,8 @@ node_state::node_state(std::unique_ptr<runtime::bootstrap> boot, std::unique_ptr
                                 .credit_timeout = absl::FromChrono(opts.barrier_timeout),
                                 .paranoid = opts.paranoid,
                                 .windows = windows,
-                                .direct_reads = opts.direct_reads}) {
+                                .direct_reads = opts.direct_reads,
+                                .job_status = [this] { return boot_->job_status(); }}) {
   smm_.set_plain_receiver(
       [this](node_id source, std::span<const std::byte> bytes, std::uint64_t record) {
         auto h = std::make_unique<message::holder>();

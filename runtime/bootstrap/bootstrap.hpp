@@ -46,6 +46,8 @@ class bootstrap {
   [[nodiscard]] virtual std::uint64_t max_mark() const = 0;
   // Tells the other nodes this one failed, so their bootstrap calls stop waiting.
   virtual void abort_job() = 0;
+  // OK while no node has failed; then Aborted, naming the node. Never blocks.
+  [[nodiscard]] virtual absl::Status job_status() const = 0;
 };
 
 }  // namespace iso::runtime

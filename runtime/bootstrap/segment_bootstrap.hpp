@@ -31,6 +31,7 @@ class segment_bootstrap final : public bootstrap {
   void publish_mark(std::uint64_t value) override { segment_->publish_mark(rank_, value); }
   [[nodiscard]] std::uint64_t max_mark() const override { return segment_->max_mark(); }
   void abort_job() override;
+  [[nodiscard]] absl::Status job_status() const override { return segment_->job_status(); }
 
   [[nodiscard]] const std::shared_ptr<comm::shm_segment>& segment() const { return segment_; }
 

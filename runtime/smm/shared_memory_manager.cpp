@@ -858,6 +858,9 @@ absl::Status shared_memory_manager::wait_for(absl::FunctionRef<bool()> done) {
     if (done()) break;
     ++idle;
     if (idle < options_.spin_polls) continue;
+    if (options_.job_status) {
+      if (absl::Status s = options_.job_status(); !s.ok()) return s;
+    }
     if (idle < 2 * options_.spin_polls) {
       std::this_thread::yield();
       continue;

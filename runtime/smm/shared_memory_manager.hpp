@@ -47,6 +47,9 @@ struct smm_options {
   // (docs/same-host-reads.md).
   std::vector<std::span<std::byte>> windows;
   bool direct_reads = true;
+  // The job's health (empty: not checked). A node that waits for others checks it while
+  // idle: a failed peer may never send what it waits for.
+  std::function<absl::Status()> job_status;
 };
 
 class shared_memory_manager final : public execution_sink {
