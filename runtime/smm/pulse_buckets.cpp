@@ -30,16 +30,33 @@ bucket_item& pulse_buckets::file(std::uint64_t pulse) {
   return it->items.emplace_back();
 }
 
-void pulse_buckets::add(std::uint64_t pulse, std::uint32_t source, std::uint32_t sequence,
-                        std::span<const std::byte> ops) {
-  bucket_item& item = file(pulse);
-  item.source = source;
-  item.sequence = sequence;
-  if (!ops.empty() && !spare_buffers_.empty()) {
+void pulse_buckets::copy_in(bucket_item& item, std::span<const std::byte> ops) {
+  if (!ops.empty() && item.ops.capacity() == 0 && !spare_buffers_.empty()) {
     item.ops = std::move(spare_buffers_.back());
     spare_buffers_.pop_back();
   }
   item.ops.append(ops.data(), ops.size());
+}
+
+void pulse_buckets::add_held(std::uint64_t pulse, std::uint32_t source, std::uint32_t sequence,
+                             std::span<const std::byte> ops, std::uint64_t record) {
+  bucket_item& item = file(pulse);
+  item.source = source;
+  item.sequence = sequence;
+  item.held = true;
+  item.held_ops = ops;
+  item.record = record;
+}
+
+void pulse_buckets::unhold(absl::FunctionRef<void(const bucket_item&)> released) {
+  for (bucket& b : buckets_) {
+    for (bucket_item& item : b.items) {
+      if (!item.held) continue;
+      copy_in(item, item.held_ops);
+      item.held = false;
+      released(item);
+    }
+  }
 }
 
 void pulse_buckets::add_marker(std::uint64_t pulse, std::uint32_t self, std::uint32_t sequence,
@@ -63,6 +80,7 @@ std::vector<bucket_item> pulse_buckets::take(std::uint64_t pulse) {
 void pulse_buckets::recycle(std::vector<bucket_item> items) {
   for (bucket_item& item : items) {
     item.ops.clear();
+    item.held = false;
     if (spare_buffers_.size() < kSpareBuffers && item.ops.capacity() != 0 &&
         item.ops.capacity() <= kLargestSpareBuffer) {
       spare_buffers_.push_back(std::move(item.ops));

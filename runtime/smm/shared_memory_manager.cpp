@@ -6,6 +6,7 @@
 #include <exception>
 #include <thread>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_format.h"
 #include "base/check.hpp"
 
@@ -651,7 +652,10 @@ void shared_memory_manager::on_delivery(const nicfw::delivery& d) {
         if (!s.ok() && delivery_error_.ok()) delivery_error_ = s;
         return;
       }
-      buckets_.add(d.stamp, d.source, d.sequence, d.payload);
+      // Until this round of progress ends the remote part stays where the NIC put it: if its
+      // pulse's EOP comes in the same batch of deliveries, it never needs a copy.
+      nic_.channel().host_hold();
+      buckets_.add_held(d.stamp, d.source, d.sequence, d.payload, d.record);
       if (d.kind == nicfw::delivery_kind::closing_data) due_pulses_.emplace_back(d.stamp, d.count);
       return;
     case nicfw::delivery_kind::marker:
@@ -741,6 +745,9 @@ absl::Status shared_memory_manager::run_pulse(std::uint64_t pulse, std::uint32_t
     std::stable_sort(items.begin(), items.end(), by_sender);
   }
   absl::Status executed = execute_pulse(pulse, [&] { return run_items(pulse, items); });
+  for (const bucket_item& item : items) {
+    if (item.held) nic_.channel().host_release(item.record);
+  }
   buckets_.recycle(std::move(items));
   return executed;
 }
@@ -763,7 +770,7 @@ absl::Status shared_memory_manager::run_items(std::uint64_t pulse,
                                               std::span<const bucket_item> items) {
   for (const bucket_item& item : items) {
     if (!item.own_marker) {
-      if (absl::Status s = run_remote_part(pulse, item.source, item.sequence, item.ops.bytes());
+      if (absl::Status s = run_remote_part(pulse, item.source, item.sequence, item.operations());
           !s.ok()) {
         return s;
       }
@@ -824,6 +831,12 @@ absl::Status shared_memory_manager::progress(bool& did_work) {
   const std::size_t handled =
       nic_.channel().host_poll([this](const nicfw::delivery& d) { on_delivery(d); });
   did_work |= handled != 0;
+  // Remote parts were filed in place (on_delivery); what still waits for a later EOP when
+  // this round ends moves out of the host queue, whose space behind a held record the NIC
+  // cannot reuse.
+  absl::Cleanup unhold = [this] {
+    buckets_.unhold([this](const bucket_item& item) { nic_.channel().host_release(item.record); });
+  };
   if (nic_.overflow() != 0 && nic_.channel().host_holds_records() && on_pressure_) {
     on_pressure_();
     did_work = true;
