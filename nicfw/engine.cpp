@@ -528,14 +528,13 @@ absl::Status engine::handle_token(const packet_header& header, comm::node_id sou
 }
 
 void engine::deliver(const delivery& d) {
-  if (d.kind == delivery_kind::eop && holds_data_ && held_stamp_ == d.stamp) {
+  if (d.kind == delivery_kind::eop && channel_.nic_holds() && held_stamp_ == d.stamp) {
     channel_.nic_close_held(d.count);
     release_held_data();
     return;
   }
   release_held_data();
   if (d.kind == delivery_kind::iso_data && overflow_.empty() && channel_.nic_deliver_held(d)) {
-    holds_data_ = true;
     held_stamp_ = d.stamp;
     delivered_since_ring_ = true;
     return;
@@ -543,11 +542,7 @@ void engine::deliver(const delivery& d) {
   queue_for_host(d);
 }
 
-void engine::release_held_data() {
-  if (!holds_data_) return;
-  holds_data_ = false;
-  channel_.nic_publish_held();
-}
+void engine::release_held_data() { channel_.nic_publish_held(); }
 
 void engine::queue_for_host(const delivery& d) {
   delivered_since_ring_ = true;

@@ -173,8 +173,7 @@ class engine {
   // pulses are open at a time, and the queue's storage is reused).
   std::vector<std::pair<std::uint64_t, std::uint32_t>> delivered_per_pulse_;
   std::deque<pending_delivery> overflow_;  // deliveries the host queue had no room for
-  bool holds_data_ = false;                // see deliver()
-  std::uint64_t held_stamp_ = 0;
+  std::uint64_t held_stamp_ = 0;           // of the record the host channel holds (see deliver())
   bool delivered_since_ring_ = false;
   submission scratch_submission_;
   std::vector<delivery> scratch_markers_;  // isochron markers of one batch of submissions

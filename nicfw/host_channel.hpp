@@ -102,6 +102,7 @@ class host_channel {
   [[nodiscard]] bool nic_deliver_held(const delivery& d);
   void nic_close_held(std::uint32_t count);
   void nic_publish_held() { to_host_producer_.publish_held(); }
+  [[nodiscard]] bool nic_holds() const { return to_host_producer_.held_payload() != nullptr; }
   // NIC: wakes a sleeping host after deliveries.
   void nic_ring_host() { host_bell_.ring(); }
   [[nodiscard]] bool nic_has_submissions() const { return to_nic_consumer_.has_pending(); }

@@ -30,14 +30,6 @@ bucket_item& pulse_buckets::file(std::uint64_t pulse) {
   return it->items.emplace_back();
 }
 
-void pulse_buckets::copy_in(bucket_item& item, std::span<const std::byte> ops) {
-  if (!ops.empty() && item.ops.capacity() == 0 && !spare_buffers_.empty()) {
-    item.ops = std::move(spare_buffers_.back());
-    spare_buffers_.pop_back();
-  }
-  item.ops.append(ops.data(), ops.size());
-}
-
 void pulse_buckets::add_held(std::uint64_t pulse, std::uint32_t source, std::uint32_t sequence,
                              std::span<const std::byte> ops, std::uint64_t record) {
   bucket_item& item = file(pulse);
@@ -52,7 +44,11 @@ void pulse_buckets::unhold(absl::FunctionRef<void(const bucket_item&)> released)
   for (bucket& b : buckets_) {
     for (bucket_item& item : b.items) {
       if (!item.held) continue;
-      copy_in(item, item.held_ops);
+      if (!item.held_ops.empty() && item.ops.capacity() == 0 && !spare_buffers_.empty()) {
+        item.ops = std::move(spare_buffers_.back());
+        spare_buffers_.pop_back();
+      }
+      item.ops.append(item.held_ops.data(), item.held_ops.size());
       item.held = false;
       released(item);
     }

@@ -69,7 +69,6 @@ class pulse_buckets {
   };
 
   bucket_item& file(std::uint64_t pulse);
-  void copy_in(bucket_item& item, std::span<const std::byte> ops);
 
   std::vector<bucket> buckets_;  // ascending pulse order; a handful at a time
   std::vector<std::vector<bucket_item>> spare_lists_;
