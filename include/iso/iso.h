@@ -263,7 +263,10 @@ int iso_set_handler(int handler_id, iso_handler fn);
  * Returns: ISO_SUCCESS; ISO_E_FAILED_PRECONDITION outside an isochron; ISO_E_NOT_FOUND when
  *   no handler is registered under `handler_id` on this node; ISO_E_INVALID_ARGUMENT for a
  *   node or handler id out of range or NULL `data` with a nonzero `size`;
- *   ISO_E_RESOURCE_EXHAUSTED (from iso_end) when the isochron grows too large. */
+ *   ISO_E_OUT_OF_RANGE when `size` is above the largest message (what one record of the
+ *   NIC's queue holds, less headers); ISO_E_RESOURCE_EXHAUSTED when the message would make the
+ *   isochron too large for the NIC's queue. Either way the message is not added and the
+ *   isochron stays open. */
 int iso_send_msg(int node, int handler_id, const void* data, size_t size);
 
 /* ---- Errors ------------------------------------------------------------------------------ */

@@ -3,11 +3,43 @@
 #include <algorithm>
 
 #include "absl/strings/str_format.h"
+#include "base/check.hpp"
 
 namespace iso::runtime {
+namespace {
 
-isochron_builder::isochron_builder(node_id self, std::uint32_t nodes, const page_table& pages)
-    : self_(self), pages_(pages), streams_(nodes), is_touched_(nodes, false), distance_(nodes) {
+const char* name_of(op_code code) {
+  switch (code) {
+    case op_code::read:
+      return "read";
+    case op_code::write:
+      return "write";
+    case op_code::sched:
+      return "sched";
+    case op_code::assign:
+      return "assign";
+    case op_code::message:
+    case op_code::queued:
+      return "message";
+    case op_code::signal:
+      return "signal";
+    case op_code::barrier:
+      return "barrier";
+  }
+  return "operation";
+}
+
+}  // namespace
+
+isochron_builder::isochron_builder(node_id self, std::uint32_t nodes, const page_table& pages,
+                                   const builder_limits& limits)
+    : self_(self),
+      pages_(pages),
+      limits_(limits),
+      projected_(nodes, 0),
+      streams_(nodes),
+      is_touched_(nodes, false),
+      distance_(nodes) {
   for (node_id n = 0; n < nodes; ++n) distance_[n] = n == self ? 0 : pages.distance_to(n);
 }
 
@@ -23,7 +55,27 @@ void isochron_builder::begin(std::uint64_t rank) {
   reads_only_ = true;
   rank_ = rank;
   next_index_ = 0;
+  bytes_ = 0;
   open_ = true;
+}
+
+void isochron_builder::project(node_id node, std::size_t bytes) {
+  projected_bytes_ += bytes;
+  if (projected_[node] == projection_) return;
+  projected_[node] = projection_;
+  if (streams_[node].empty()) projected_bytes_ += sizeof(stream_header);
+  if (node != self_ && !is_touched_[node]) ++projected_parts_;
+}
+
+absl::Status isochron_builder::check_projection(const char* what) const {
+  const std::size_t parts = touched_.size() + projected_parts_;
+  if (parts == 0) return absl::OkStatus();  // purely local: runs here, needs no NIC record
+  const std::size_t record = bytes_ + projected_bytes_ + kPartOverhead * parts;
+  if (record <= limits_.record_bytes) return absl::OkStatus();
+  return absl::ResourceExhaustedError(absl::StrFormat(
+      "%s would make the isochron %u bytes, more than the NIC queue's limit of %u bytes for one "
+      "isochron; end it and put the rest in another",
+      what, record, limits_.record_bytes));
 }
 
 byte_buffer& isochron_builder::stream_for(node_id node) {
@@ -46,15 +98,44 @@ absl::Status isochron_builder::add(op_code code, std::uint8_t width, std::uint64
   if (next_index_ == 0xffff) {
     return absl::ResourceExhaustedError("an isochron holds at most 65535 operations");
   }
-  // Validate the whole range before adding anything.
-  for (std::uint64_t a = address; a < address + count;) {
+  // The last variable is address + count - 1: it must not wrap past 2^64-1 (an address
+  // computed as `first - 1` lands there).
+  if (count - 1 > ~std::uint64_t{0} - address) {
+    return absl::OutOfRangeError(
+        absl::StrFormat("%s of %u variables from address %u runs past the last address, 2^64-1",
+                        name_of(code), count, address));
+  }
+  // Validate the whole range, and what it adds to the isochron, before adding anything.
+  // Offsets, not end addresses: they cannot wrap.
+  ++projection_;
+  projected_bytes_ = 0;
+  projected_parts_ = 0;
+  const std::size_t record_bytes =
+      sizeof(op_header) + (code == op_code::read ? sizeof(read_body) : 0);
+  const bool carries_values = code == op_code::write || code == op_code::assign;
+  for (std::uint64_t done = 0; done < count;) {
+    const std::uint64_t a = address + done;
     const page_info* page = pages_.lookup(a);
     if (page == nullptr) return pages_.find(a).status();  // builds the message
     if (page->width != width) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "address %u holds %u-bit variables, not %u-bit", a, page->width * 8, width * 8));
     }
-    a = (pages_.page_of(a) + 1) * pages_.page_variables();
+    const std::uint64_t page_end = (pages_.page_of(a) + 1) * pages_.page_variables();
+    const std::uint64_t n = std::min<std::uint64_t>(count - done, page_end - a);
+    const std::size_t bytes = record_bytes + (carries_values ? n * sizeof(std::uint64_t) : 0);
+    if (code == op_code::read) {
+      project(page->read_target, bytes);
+    } else {
+      for (node_id target : page->copyset) project(target, bytes);
+    }
+    done += n;
+  }
+  if (absl::Status s = check_projection(
+          absl::StrFormat("a %s of %u variables at address %u", name_of(code), count, address)
+              .c_str());
+      !s.ok()) {
+    return s;
   }
   if (code != op_code::read) reads_only_ = false;
   std::uint32_t done = 0;
@@ -85,6 +166,8 @@ absl::Status isochron_builder::add(op_code code, std::uint8_t width, std::uint64
     done += n;
   }
   ++next_index_;
+  bytes_ += projected_bytes_;
+  ISO_DCHECK(bytes_ == total_bytes()) << "projected " << bytes_ << ", built " << total_bytes();
   return absl::OkStatus();
 }
 
@@ -94,12 +177,25 @@ absl::Status isochron_builder::add_message(node_id to, op_code code, std::uint32
     return absl::InvalidArgumentError(
         absl::StrFormat("message to node %u: the job has nodes 0..%u", to, streams_.size() - 1));
   }
-  if (payload.size() > 0xffffffffu) {
-    return absl::OutOfRangeError("an isochronous message holds at most 4 GiB");
+  if (payload.size() > limits_.message_bytes || payload.size() > 0xffffffffu) {
+    return absl::OutOfRangeError(absl::StrFormat(
+        "message of %u bytes to node %u exceeds the largest message, %u bytes", payload.size(), to,
+        std::min<std::size_t>(limits_.message_bytes, 0xffffffffu)));
   }
   if (next_index_ == 0xffff) {
     return absl::ResourceExhaustedError("an isochron holds at most 65535 operations");
   }
+  ++projection_;
+  projected_bytes_ = 0;
+  projected_parts_ = 0;
+  const std::size_t padded = (payload.size() + 7) & ~std::size_t{7};
+  project(to, sizeof(op_header) + padded);
+  if (absl::Status s = check_projection(
+          absl::StrFormat("a message of %u bytes to node %u", payload.size(), to).c_str());
+      !s.ok()) {
+    return s;
+  }
+  bytes_ += projected_bytes_;
   reads_only_ = false;
   byte_buffer& s = stream_for(to);
   op_writer out(s);
@@ -117,6 +213,14 @@ absl::Status isochron_builder::add_group(op_code code, std::uint32_t channel, st
   if (next_index_ == 0xffff) {
     return absl::ResourceExhaustedError("an isochron holds at most 65535 operations");
   }
+  ++projection_;
+  projected_bytes_ = 0;
+  projected_parts_ = 0;
+  const std::size_t bytes =
+      sizeof(op_header) + (code == op_code::barrier ? sizeof(std::uint64_t) : 0);
+  for (node_id n = 0; n < streams_.size(); ++n) project(n, bytes);
+  if (absl::Status s = check_projection(name_of(code)); !s.ok()) return s;
+  bytes_ += projected_bytes_;
   const op_header header{
       .code = code, .width = mode, .index = next_index_++, .count = 0, .address = channel};
   reads_only_ = false;

@@ -50,7 +50,8 @@ shared_memory_manager::shared_memory_manager(node_id self, nicfw::engine& nic,
       window_(self < options.windows.size() ? options.windows[self] : std::span<std::byte>(),
               options.page_variables),
       memory_(pages_, window_),
-      builder_(self, nic.topo().nodes(), pages_),
+      builder_(self, nic.topo().nodes(), pages_,
+               {.record_bytes = nic.channel().max_record(), .message_bytes = max_message_size()}),
       queue_(nic.topo().nodes()),
       echoes_(self) {
   peers_.resize(nic.topo().nodes());
