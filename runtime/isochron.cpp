@@ -1,6 +1,8 @@
 #include "iso/isochron.hpp"
 
-#include "base/log.hpp"
+#include <limits>
+
+#include "absl/strings/str_format.h"
 #include "iso/error.hpp"
 #include "iso/node.hpp"
 #include "runtime/node_state.hpp"
@@ -8,16 +10,49 @@
 namespace iso {
 namespace {
 runtime::shared_memory_manager& smm_of(node& n) { return detail::node_state::of(n).smm(); }
+
+// One operation covers at most 2^32-1 variables (its count travels in 32 bits).
+std::uint32_t checked_count(std::size_t count, const char* what) {
+  if (count > std::numeric_limits<std::uint32_t>::max()) {
+    throw iso::error(error_code::out_of_range,
+                     absl::StrFormat("a block %s of %u variables: one operation covers at most "
+                                     "%u; split it",
+                                     what, count, std::numeric_limits<std::uint32_t>::max()));
+  }
+  return static_cast<std::uint32_t>(count);
+}
 }  // namespace
 
-isochron::isochron(node& n) : node_(n) { detail::throw_if_error(smm_of(n).begin()); }
+namespace detail {
+void check_block(std::size_t size, std::size_t first, std::size_t count, const char* what) {
+  if (first <= size && count <= size - first) return;
+  throw iso::error(error_code::out_of_range,
+                   absl::StrFormat("a block %s of %u variables from index %u of an array of %u",
+                                   what, count, first, size));
+}
+}  // namespace detail
+
+isochron::isochron(node& n) : node_(n) {
+  detail::node_state& state = detail::node_state::of(n);
+  // A node that failed (a pulse failed, or an isochron was lost at scope exit) issues
+  // nothing more: later isochrons must not execute as if the lost one had.
+  detail::throw_if_error(state.health());
+  detail::throw_if_error(state.smm().begin());
+  state.begin_isochron();
+}
 
 isochron::~isochron() {
   if (!open_) return;
   open_ = false;
-  if (absl::Status s = smm_of(node_).end(); !s.ok()) {
-    ISO_LOG(runtime, error, "ending an isochron failed: %s", std::string(s.message()));
-  }
+  absl::Status s = smm_of(node_).end();
+  if (s.ok()) return;
+  // Nobody can be told here, and the isochron is lost: the node fails instead, so that the
+  // error reaches the program at its next call that waits (at the latest when iso::run
+  // ends the node) rather than vanishing.
+  detail::node_state::of(node_).fail(absl::Status(
+      s.code(), absl::StrFormat("node %u lost an isochron ended at scope exit (without end()), "
+                                "which could not be issued: %s",
+                                node_.id(), s.message())));
 }
 
 void isochron::end() {
@@ -27,13 +62,15 @@ void isochron::end() {
 }
 
 detail::read_handle isochron::read_raw(address a, std::size_t width, std::size_t count) {
+  const std::uint32_t n = checked_count(count, "read");
+  detail::node_state& state = detail::node_state::of(node_);
   runtime::read_slots::ticket t;
-  detail::throw_if_error(smm_of(node_).read(static_cast<std::uint8_t>(width), a,
-                                            static_cast<std::uint32_t>(count), t));
-  return detail::read_handle(&node_, {t.slot, t.generation});
+  detail::throw_if_error(state.smm().read(static_cast<std::uint8_t>(width), a, n, t));
+  return detail::read_handle(state.link(), {t.slot, t.generation, state.isochron_serial()});
 }
 
 void isochron::write_raw(address a, std::size_t width, std::span<const std::uint64_t> values) {
+  (void)checked_count(values.size(), "write");
   detail::throw_if_error(smm_of(node_).write(static_cast<std::uint8_t>(width), a, values));
 }
 

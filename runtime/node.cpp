@@ -1,3 +1,8 @@
+#include <unistd.h>
+
+#include <algorithm>
+#include <new>
+
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
 #include "base/check.hpp"
@@ -84,12 +89,22 @@ std::unique_ptr<node> node_state::make_node(std::unique_ptr<node_state> state) {
 std::size_t node_state::max_message_size() const { return smm_.max_message_size(); }
 
 absl::Status node_state::barrier() {
+  if (absl::Status s = usable_outside_isochron("barrier()"); !s.ok()) return s;
   // Our own isochrons first: then our last stamp is known and final.
   if (absl::Status s = smm_.drain_issued(); !s.ok()) return s;
   boot_->publish_mark(smm_.last_stamp());
   if (absl::Status s = rendezvous(); !s.ok()) return s;
   // Everything issued before the barrier, by anyone, executes here before we leave.
   return smm_.sync_to(boot_->max_mark());
+}
+
+absl::Status node_state::usable_outside_isochron(const char* what) const {
+  if (absl::Status s = health(); !s.ok()) return s;
+  if (smm_.in_isochron()) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "%s inside an open isochron on node %u; end the isochron first", what, id()));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::uint64_t> node_state::allocate(std::uint64_t count, std::uint8_t width,
@@ -219,8 +234,28 @@ absl::Status node_state::one_op_isochron(absl::FunctionRef<absl::Status()> op) {
   return added.ok() ? ended : added;
 }
 
-bool read_ready(node& n, read_ticket t) {
-  runtime::shared_memory_manager& smm = node_state::of(n).smm();
+namespace {
+
+// The node of a read handle's read; throws iso::error when there is none.
+node_state& state_of_read(node_link* link, const char* what) {
+  if (link == nullptr) {
+    throw iso::error(error_code::failed_precondition,
+                     absl::StrFormat("%s on a value that holds no read (default-constructed or "
+                                     "moved from); assign it the result of isochron::read first",
+                                     what));
+  }
+  if (link->owner == nullptr) {
+    throw iso::error(
+        error_code::failed_precondition,
+        absl::StrFormat("%s on a value whose node no longer exists (the value outlived it)", what));
+  }
+  return node_state::of(*link->owner);
+}
+
+}  // namespace
+
+bool read_ready(node_link* link, read_ticket t) {
+  runtime::shared_memory_manager& smm = state_of_read(link, "ready()").smm();
   const runtime::read_slots::ticket ticket{t.slot, t.generation};
   if (smm.ready(ticket)) return true;
   bool did = false;
@@ -228,21 +263,41 @@ bool read_ready(node& n, read_ticket t) {
   return smm.ready(ticket);
 }
 
-std::span<const std::uint64_t> read_wait(node& n, read_ticket t) {
-  runtime::shared_memory_manager& smm = node_state::of(n).smm();
+std::span<const std::uint64_t> read_wait(node_link* link, read_ticket t) {
+  node_state& state = state_of_read(link, "get()");
+  runtime::shared_memory_manager& smm = state.smm();
   const runtime::read_slots::ticket ticket{t.slot, t.generation};
-  if (!smm.ready(ticket)) throw_if_error(smm.wait_for([&] { return smm.ready(ticket); }));
+  if (!smm.ready(ticket)) {
+    // Its isochron is not issued yet, so its value cannot arrive: waiting would never end.
+    if (smm.in_isochron() && t.isochron == state.isochron_serial()) {
+      throw iso::error(
+          error_code::failed_precondition,
+          absl::StrFormat("get() on node %u for a read of the isochron still open there: its "
+                          "value cannot arrive before the isochron ends; call end() first",
+                          state.id()));
+    }
+    throw_if_error(smm.wait_for([&] { return smm.ready(ticket); }));
+  }
   return smm.values(ticket);
 }
 
-void read_release(node& n, read_ticket t) noexcept {
-  node_state::of(n).smm().close({t.slot, t.generation});
+void read_release(node_link* link, read_ticket t) noexcept {
+  if (link->owner != nullptr) node_state::of(*link->owner).smm().close({t.slot, t.generation});
+  if (--link->handles == 0 && link->owner == nullptr) delete link;
 }
 
 }  // namespace detail
 
-node::node(std::unique_ptr<detail::node_state> state) : state_(std::move(state)) {}
-node::~node() = default;
+node::node(std::unique_ptr<detail::node_state> state) : state_(std::move(state)) {
+  state_->set_link(new detail::node_link{.owner = this, .handles = 0});
+}
+
+node::~node() {
+  // Read handles may outlive the node: they keep the link, and the last of them frees it.
+  detail::node_link* link = state_->link();
+  link->owner = nullptr;
+  if (link->handles == 0) delete link;
+}
 
 node_id node::id() const { return state_->id(); }
 std::uint32_t node::count() const { return state_->count(); }
@@ -285,7 +340,10 @@ void node::poll() {
   detail::throw_if_error(state_->smm().progress(did));
 }
 
-void node::quiesce() { detail::throw_if_error(state_->smm().drain()); }
+void node::quiesce() {
+  detail::throw_if_error(state_->usable_outside_isochron("quiesce()"));
+  detail::throw_if_error(state_->smm().drain());
+}
 
 const std::vector<trace_event>& node::trace() const { return state_->smm().trace(); }
 
@@ -294,11 +352,60 @@ void node::set_handler(handler_id id,
   state_->smm().set_handler(id, std::move(fn));
 }
 
+namespace {
+
+// Isotach memory holds at most this many variables, all allocations together: page and
+// copy indices are 32-bit, and a node that holds everything keeps 16 bytes per variable.
+constexpr std::uint64_t kMaxVariables = std::uint64_t{1} << 32;
+
+// Refuses an allocation that cannot fit before anything is built for it. Every node decides
+// alike (the same calls, the same host), so a refusal leaves the job consistent.
+absl::Status check_allocation(std::uint64_t count, std::size_t width, std::uint64_t allocated) {
+  if (width != 4 && width != 8) {
+    return absl::InvalidArgumentError(absl::StrFormat("variable width %u is not 4 or 8", width));
+  }
+  if (count > kMaxVariables - std::min(allocated, kMaxVariables)) {
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "allocating %u variables: isotach memory holds at most %u variables in all, and %u are "
+        "allocated already",
+        count, kMaxVariables, allocated));
+  }
+  // A node holding a copy keeps 16 bytes per variable; more than the host's memory would
+  // only end in std::bad_alloc (or the OOM killer) after building everything else.
+  const long pages = ::sysconf(_SC_PHYS_PAGES);
+  const long page_size = ::sysconf(_SC_PAGE_SIZE);
+  if (pages > 0 && page_size > 0) {
+    const std::uint64_t memory = static_cast<std::uint64_t>(pages) * page_size;
+    const std::uint64_t copy_bytes = count * sizeof(runtime::shared_variable);
+    if (copy_bytes > memory) {
+      return absl::ResourceExhaustedError(absl::StrFormat(
+          "allocating %u variables: a copy of them takes %u bytes, more than this host's %u "
+          "bytes of memory",
+          count, copy_bytes, memory));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 address node::allocate_raw(std::size_t count, std::size_t width, const placement& where) {
+  const runtime::page_table& pages = state_->smm().pages();
+  detail::throw_if_error(
+      check_allocation(count, width, pages.pages().size() * std::uint64_t{pages.page_variables()}));
   const std::uint32_t nodes = this->count();
-  return detail::value_or_throw(
-      state_->allocate(count, static_cast<std::uint8_t>(width),
-                       [&](std::uint64_t page) { return where.copyset(page, nodes); }));
+  try {
+    return detail::value_or_throw(
+        state_->allocate(count, static_cast<std::uint8_t>(width),
+                         [&](std::uint64_t page) { return where.copyset(page, nodes); }));
+  } catch (const std::bad_alloc&) {
+    // The allocation may be half built here, and the other nodes may have made it: this
+    // node cannot go on.
+    const absl::Status failed = absl::ResourceExhaustedError(absl::StrFormat(
+        "allocating %u variables of %u bytes on node %u: out of memory", count, width, id()));
+    state_->fail(failed);
+    detail::throw_status(failed);
+  }
 }
 
 }  // namespace iso

@@ -36,6 +36,17 @@ class node_state {
   [[nodiscard]] runtime::shared_memory_manager& smm() { return smm_; }
   [[nodiscard]] nicfw::engine& nic() { return *nic_; }
   [[nodiscard]] std::size_t messages_waiting() const { return inbox_.size(); }
+  // What the node's read handles share with it (see detail::node_link).
+  [[nodiscard]] node_link* link() const { return link_; }
+  void set_link(node_link* link) { link_ = link; }
+  // Isochrons: the serial of the open one (or of the last one), counted from 1, so that a
+  // read can tell whether its own isochron is still open.
+  std::uint64_t begin_isochron() { return ++isochrons_; }
+  [[nodiscard]] std::uint64_t isochron_serial() const { return isochrons_; }
+  // The node's failure, once it has failed (OK before): a failed pulse, or an isochron lost
+  // at scope exit. From then on every call that waits reports it.
+  [[nodiscard]] absl::Status health() const { return smm_.failure(); }
+  void fail(absl::Status status) { smm_.fail(std::move(status)); }
 
   // A barrier that keeps this node serving others while it waits, and orders isotach
   // memory: every isochron issued anywhere before it has executed everywhere after it.
@@ -54,6 +65,9 @@ class node_state {
   // NIC's queue, and the sender's credits, are free again.
   void drop_in_place(message::holder* h);
   [[nodiscard]] absl::StatusOr<std::optional<notice>> try_iso_receive();
+  // OK, or why a call that waits for this node's isochrons cannot be made now: the node
+  // has failed, or an isochron is open (FailedPrecondition naming `what`).
+  [[nodiscard]] absl::Status usable_outside_isochron(const char* what) const;
   // Runs `op` (which adds one operation) in an isochron of its own.
   [[nodiscard]] absl::Status one_op_isochron(absl::FunctionRef<absl::Status()> op);
 
@@ -68,6 +82,8 @@ class node_state {
   void move_out_of_place();
   void copy_inbox_out_of_place();
 
+  node_link* link_ = nullptr;
+  std::uint64_t isochrons_ = 0;
   std::deque<std::unique_ptr<message::holder>> inbox_;  // delivered, not yet received
   std::vector<message::holder*> in_place_;  // received messages still in the NIC's queue
 };

@@ -15,15 +15,20 @@
 // Rules: one open isochron per node; an assign needs an outstanding sched by the same node
 // on that variable; a node has at most one outstanding sched per variable. Breaking one
 // throws iso::error (failed_precondition) from that call and adds nothing; the isochron
-// stays open. An address outside isotach memory throws out_of_range; a 32-bit operation on
-// a 64-bit variable throws invalid_argument.
+// stays open. An address outside isotach memory (or a range running past 2^64-1, or past
+// the end of the array of a block operation) throws out_of_range; a 32-bit operation on a
+// 64-bit variable throws invalid_argument. An isochron is limited in size: a message above
+// node::max_message_size() throws out_of_range, and an operation that would make the
+// isochron too large for the NIC's queue throws resource_exhausted; both add nothing.
 //
 // Operations issued inside an isochron never block; end() blocks only while the NIC's
-// queue is full. Many isochrons may be outstanding per node (pipelining).
+// queue is full or the destinations' flow-control credits are used up. Many isochrons may
+// be outstanding per node (pipelining).
 #pragma once
 
 #include <cstdint>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 #include "iso/notice.hpp"
@@ -34,36 +39,57 @@ namespace iso {
 // Identifies a message handler; register the same ids on every node (node::set_handler).
 using handler_id = std::uint32_t;
 
+namespace detail {
+// Throws out_of_range unless [first, first + count) lies within an array of `size`.
+void check_block(std::size_t size, std::size_t first, std::size_t count, const char* what);
+}  // namespace detail
+
 class isochron {
  public:
-  // Starts an isochron on `n`. Throws failed_precondition if one is already open there.
+  // Starts an isochron on `n`. Throws iso::error: failed_precondition if one is already
+  // open there; the node's failure if it has failed (see ~isochron).
   explicit isochron(node& n);
   isochron(const isochron&) = delete;
   isochron& operator=(const isochron&) = delete;
-  // Ends (issues) the isochron if end() was not called. An error while issuing (the job
-  // failed) is logged; call end() to get it as an exception instead.
+  // Ends (issues) the isochron if end() was not called. Issuing can fail (a flow-control
+  // time-out: a destination took no data for options::barrier_timeout; the job failed), and
+  // then the isochron is lost. A destructor cannot report that, so the node fails instead:
+  // from then on every new isochron and every call that waits (value::get, barrier,
+  // quiesce, receive, ...) throws that error, naming this node, and iso::run fails the node.
+  // Call end() to get the error as an exception where it happens.
   ~isochron();
 
-  // Issues the isochron. Idempotent.
+  // Issues the isochron. Idempotent. Blocks, serving other nodes, while the NIC's queue is
+  // full or a destination has no flow-control credits left; throws iso::error
+  // (deadline_exceeded, naming the nodes that hold the credits) when credits do not come
+  // back within options::barrier_timeout, or the job's failure. The isochron is lost then.
   void end();
 
   template <shared_scalar T>
   value<T> read(shared_var<T> v) {
     return value<T>(read_raw(v.where(), sizeof(T), 1));
   }
-  // Reads `count` consecutive variables from `first` as one request.
+  // Reads `count` consecutive variables of `a` from index `first` as one request; they
+  // must lie within `a` (out_of_range otherwise).
   template <shared_scalar T>
   block_value<T> read(shared_array<T> a, std::size_t first, std::size_t count) {
+    detail::check_block(a.size(), first, count, "read");
     return block_value<T>(read_raw(a.first() + first, sizeof(T), count));
   }
+  // Writes `x` to `v`. The value's type comes from the variable (only), so a literal
+  // converts: iso.write(counters[4], 42) for a shared_var<std::int64_t>.
   template <shared_scalar T>
-  void write(shared_var<T> v, T x) {
+  void write(shared_var<T> v, std::type_identity_t<T> x) {
     const std::uint64_t bits = detail::to_bits(x);
     write_raw(v.where(), sizeof(T), std::span(&bits, 1));
   }
-  // Writes `values` to consecutive variables from `first` as one request.
+  // Writes `values` (any contiguous range of T: a std::vector, a std::array, a span, ...)
+  // to consecutive variables of `a` from index `first` as one request; they must lie within
+  // `a` (out_of_range otherwise).
   template <shared_scalar T>
-  void write(shared_array<T> a, std::size_t first, std::span<const T> values) {
+  void write(shared_array<T> a, std::size_t first,
+             std::type_identity_t<std::span<const T>> values) {
+    detail::check_block(a.size(), first, values.size(), "write");
     std::vector<std::uint64_t> bits(values.size());
     for (std::size_t i = 0; i < values.size(); ++i) bits[i] = detail::to_bits(values[i]);
     write_raw(a.first() + first, sizeof(T), bits);
@@ -73,16 +99,17 @@ class isochron {
   void sched(shared_var<T> v) {
     sched_raw(v.where(), sizeof(T));
   }
-  // Gives the value to this node's outstanding sched of `v`.
+  // Gives the value to this node's outstanding sched of `v` (its type from `v`, as write).
   template <shared_scalar T>
-  void assign(shared_var<T> v, T x) {
+  void assign(shared_var<T> v, std::type_identity_t<T> x) {
     assign_raw(v.where(), sizeof(T), detail::to_bits(x));
   }
   // An isochronous message: `payload` reaches handler `handler` on node `to` at this
-  // isochron's logical time, ordered with everything else.
+  // isochron's logical time, ordered with everything else. Up to node::max_message_size()
+  // bytes (out_of_range above; resource_exhausted when the isochron would grow too large).
   void send(node_id to, handler_id handler, std::span<const std::byte> payload);
   // An isotach message: `payload` enters node `to`'s isotach receive queue
-  // (node::iso_receive) at this isochron's logical time. Up to node::max_message_size().
+  // (node::iso_receive) at this isochron's logical time. Limits as for the handler form.
   void send(node_id to, std::span<const std::byte> payload);
   // A signal on `channel`: every node's receive queue gets a signal notice at this
   // isochron's logical time; signals on one channel in one pulse coalesce into one notice.

@@ -75,8 +75,9 @@ class node {
   // Waits until every node of the job has called barrier() as often as this one, serving
   // the other nodes meanwhile. It also orders isotach memory: every isochron any node
   // issued before the barrier has executed on every node when barrier() returns, so reads
-  // after it see writes before it. Throws iso::error (deadline_exceeded) after
-  // options::barrier_timeout, or (aborted) when another node failed.
+  // after it see writes before it. Throws iso::error: failed_precondition inside an open
+  // isochron (end it first), deadline_exceeded after options::barrier_timeout, aborted when
+  // another node failed, or this node's failure (see isochron::~isochron).
   void barrier();
 
   // Sends `bytes` to node `to` (which may be this node); the bytes are copied once and may
@@ -104,8 +105,12 @@ class node {
   // Allocates `count` shared variables of type T, placed by `where`. Collective: every
   // node makes the same allocations in the same order (SPMD programs do so naturally) and
   // gets the same addresses; it returns once every node has made the allocation, so the
-  // new variables can be used at once. Throws invalid_argument for a placement naming a
-  // bad node (on every node: the placement is the same everywhere).
+  // new variables can be used at once. Throws iso::error: invalid_argument for a placement
+  // naming a bad node (on every node: the placement is the same everywhere);
+  // resource_exhausted, before anything is built, when isotach memory would hold more than
+  // 2^32 variables in all or one copy of the new ones (16 bytes per variable) would not fit
+  // in the host's memory, and, failing the node, if memory runs out nevertheless;
+  // failed_precondition inside an open isochron.
   template <shared_scalar T>
   shared_array<T> allocate(std::size_t count, const placement& where = placement::everywhere()) {
     return shared_array<T>(allocate_raw(count, sizeof(T), where), count);
@@ -146,7 +151,8 @@ class node {
   void poll();
 
   // Waits until every isochron this node issued has executed here and every read has its
-  // value.
+  // value. Throws iso::error: failed_precondition inside an open isochron (its reads could
+  // never arrive), or the job's or this node's failure.
   void quiesce();
 
   // The operations executed at this node so far (empty unless options::trace).
@@ -155,9 +161,6 @@ class node {
  private:
   friend class detail::node_state;
   friend class isochron;
-  friend bool detail::read_ready(node&, detail::read_ticket);
-  friend std::span<const std::uint64_t> detail::read_wait(node&, detail::read_ticket);
-  friend void detail::read_release(node&, detail::read_ticket) noexcept;
   explicit node(std::unique_ptr<detail::node_state> state);
   std::unique_ptr<detail::node_state> state_;
 };

@@ -78,26 +78,40 @@ constexpr T from_bits(std::uint64_t bits) {
   }
 }
 
+// What a read handle knows of its node: the node, while it exists. The node and the
+// handles of its reads share one (on the node's thread, as everything of a node); the node
+// clears `owner` when it goes, and whichever of them goes last frees it. So a handle that
+// outlives its node is still safe to use (an error) and to destroy.
+struct node_link {
+  node* owner = nullptr;
+  std::size_t handles = 0;
+};
+
 // The runtime side of a read handle (a slot in the node's read table).
 struct read_ticket {
   std::uint32_t slot = 0;
   std::uint32_t generation = 0;
+  std::uint64_t isochron = 0;  // the serial of the isochron that issued the read
 };
-bool read_ready(node& n, read_ticket t);
-std::span<const std::uint64_t> read_wait(node& n, read_ticket t);  // throws iso::error
-void read_release(node& n, read_ticket t) noexcept;
+// Both throw iso::error (failed_precondition) for a handle without a read (`link` null), a
+// node that no longer exists, and a read whose isochron is still open; wait also when the
+// job fails.
+bool read_ready(node_link* link, read_ticket t);
+std::span<const std::uint64_t> read_wait(node_link* link, read_ticket t);
+// Gives the slot back (if the node still exists) and lets go of `link`.
+void read_release(node_link* link, read_ticket t) noexcept;
 
 // Move-only ownership of a read slot.
 class read_handle {
  public:
   read_handle() = default;
-  read_handle(node* n, read_ticket t) : node_(n), ticket_(t) {}
+  read_handle(node_link* link, read_ticket t) : link_(link), ticket_(t) { ++link_->handles; }
   read_handle(read_handle&& other) noexcept
-      : node_(std::exchange(other.node_, nullptr)), ticket_(other.ticket_) {}
+      : link_(std::exchange(other.link_, nullptr)), ticket_(other.ticket_) {}
   read_handle& operator=(read_handle&& other) noexcept {
     if (this != &other) {
       reset();
-      node_ = std::exchange(other.node_, nullptr);
+      link_ = std::exchange(other.link_, nullptr);
       ticket_ = other.ticket_;
     }
     return *this;
@@ -106,15 +120,15 @@ class read_handle {
   read_handle& operator=(const read_handle&) = delete;
   ~read_handle() { reset(); }
 
-  [[nodiscard]] bool valid() const { return node_ != nullptr; }
-  [[nodiscard]] bool ready() const { return read_ready(*node_, ticket_); }
-  [[nodiscard]] std::span<const std::uint64_t> wait() const { return read_wait(*node_, ticket_); }
+  [[nodiscard]] bool valid() const { return link_ != nullptr; }
+  [[nodiscard]] bool ready() const { return read_ready(link_, ticket_); }
+  [[nodiscard]] std::span<const std::uint64_t> wait() const { return read_wait(link_, ticket_); }
 
  private:
-  void reset() {
-    if (node_ != nullptr) read_release(*std::exchange(node_, nullptr), ticket_);
+  void reset() noexcept {
+    if (link_ != nullptr) read_release(std::exchange(link_, nullptr), ticket_);
   }
-  node* node_ = nullptr;
+  node_link* link_ = nullptr;
   read_ticket ticket_;
 };
 }  // namespace detail
@@ -148,15 +162,23 @@ class shared_array {
 };
 
 // The result of a read, available once the isochron has executed. Move-only: the slot its
-// value arrives in belongs to it. Dropping it before get() is allowed.
+// value arrives in belongs to it. Dropping it before get() is allowed, and so is keeping
+// it longer than its node (destroying it then is harmless; using it is an error). Used on
+// its node's thread, as the node is.
 template <shared_scalar T>
 class [[nodiscard]] value {
  public:
+  // Holds no read: get() and ready() throw until a read is moved in.
   value() = default;
   // Blocks (making progress: this node keeps serving others) until the value is here.
-  // Throws iso::error if the job fails meanwhile.
+  // Throws iso::error: failed_precondition when this value holds no read (default-
+  // constructed or moved from), when its node no longer exists, or when the read's own
+  // isochron is still open (its value cannot arrive before end()); aborted or
+  // deadline_exceeded when the job fails meanwhile.
   [[nodiscard]] T get() const { return detail::from_bits<T>(handle_.wait()[0]); }
-  // True once get() would not block.
+  // True once get() would not block. Never blocks; false while the read's isochron is
+  // open. Throws iso::error (failed_precondition) as get() does for a value without a read
+  // or without a node.
   [[nodiscard]] bool ready() const { return handle_.ready(); }
 
  private:
@@ -165,12 +187,12 @@ class [[nodiscard]] value {
   detail::read_handle handle_;
 };
 
-// The result of a block read over `count` consecutive variables.
+// The result of a block read over `count` consecutive variables. The same rules as value.
 template <shared_scalar T>
 class [[nodiscard]] block_value {
  public:
   block_value() = default;
-  // Blocks until every value is here.
+  // Blocks until every value is here. Throws iso::error as value::get().
   [[nodiscard]] std::vector<T> get() const {
     std::span<const std::uint64_t> bits = handle_.wait();
     std::vector<T> out(bits.size());

@@ -150,6 +150,14 @@ class shared_memory_manager final : public execution_sink {
   // Every pulse up to this has executed here (and nothing later has).
   [[nodiscard]] std::uint64_t through() const { return through_; }
   [[nodiscard]] std::size_t pulses_waiting() const { return buckets_.size(); }
+  // Stops this node as a failed pulse does (the first failure wins): from now on progress()
+  // reports `status` and nothing more executes here. For failures the application could not
+  // be told of when they happened (an isochron lost at scope exit).
+  void fail(absl::Status status) {
+    if (delivery_error_.ok()) delivery_error_ = std::move(status);
+  }
+  // OK, or the failure that stopped this node.
+  [[nodiscard]] const absl::Status& failure() const { return delivery_error_; }
 
   // execution_sink
   void read_result(node_id reader, std::uint32_t slot, std::uint32_t first,

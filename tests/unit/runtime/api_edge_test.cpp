@@ -1,0 +1,285 @@
+// The C++ API's edges, as inproc jobs: what happens to an isochron that cannot be issued at
+// scope exit, size limits of isochrons and messages, reads used at the wrong time or after
+// their node, address ranges near 2^64, absurd allocations, and the conveniences of the
+// typed API (literals, vectors).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <limits>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "iso/iso.hpp"
+#include "tests/support/inproc_job.hpp"
+#include "tests/support/test_support.hpp"
+
+namespace {
+
+using iso::test::expect_error;
+using iso::test::run_inproc;
+using ::testing::HasSubstr;
+
+iso::options bounded() {
+  iso::options o;
+  o.barrier_timeout = std::chrono::seconds(30);
+  return o;
+}
+
+// Two nodes each send three messages before receiving any, from isochrons ended at scope
+// exit; the window holds one message, so the second waits for credits that never come.
+// Its isochron is lost, and that must fail the node (naming it), not vanish into a log.
+TEST(ApiEdge, AnIsochronLostAtScopeExitFailsTheNode) {
+  iso::test::allow_log_lines_in_this_test();  // the failed nodes log their failure
+  iso::options o = bounded();
+  o.barrier_timeout = std::chrono::seconds(2);  // also the credit time-out
+  o.credit_window = 48 * 1024;
+  std::mutex mu;
+  std::vector<std::string> errors;
+  std::atomic<int> received{0};
+  const int status = run_inproc(2, o, [&](iso::node& node) {
+    const iso::node_id peer = 1 - node.id();
+    const std::vector<std::byte> payload(40 * 1024);
+    try {
+      for (int i = 0; i < 3; ++i) {
+        iso::isochron iso(node);
+        iso.send(peer, payload);
+      }
+      node.barrier();
+      while (node.try_iso_receive()) ++received;
+    } catch (const iso::error& e) {
+      const std::lock_guard<std::mutex> lock(mu);
+      errors.emplace_back(e.what());
+      throw;
+    }
+  });
+  EXPECT_NE(status, 0) << "the job succeeded, yet " << received.load() << " of 6 messages arrived";
+  ASSERT_EQ(errors.size(), 2u);
+  for (const std::string& e : errors) {
+    EXPECT_THAT(e, HasSubstr("lost an isochron ended at scope exit"));
+  }
+  // At least one of them was the flow-control time-out itself, naming the receiver.
+  EXPECT_THAT(errors[0] + errors[1], HasSubstr("no flow-control credits came back"));
+}
+
+// A message above max_message_size() is refused by the call that adds it (plain messages
+// too), and so is one that would make the isochron too large for the NIC's queue; the
+// isochron stays open, and what it accepted is delivered.
+TEST(ApiEdge, MessagesAndIsochronsAboveTheirLimitsAreRefusedAtTheCall) {
+  std::atomic<int> delivered{0};
+  const int status = run_inproc(2, bounded(), [&](iso::node& node) {
+    const iso::node_id peer = 1 - node.id();
+    const std::size_t max = node.max_message_size();
+    node.set_handler(1, [](iso::node_id, std::span<const std::byte>) {});
+    node.barrier();
+    const std::vector<std::byte> too_big(max + 1);
+    const std::vector<std::byte> most(max);
+    const std::vector<std::byte> half(max / 2 + 256);
+    {
+      iso::isochron iso(node);
+      expect_error(iso::error_code::out_of_range, "exceeds the largest message",
+                   [&] { iso.send(peer, too_big); });
+      expect_error(iso::error_code::out_of_range, "exceeds the largest message",
+                   [&] { iso.send(node.id(), too_big); });  // to itself: no NIC on the way
+      expect_error(iso::error_code::out_of_range, "exceeds the largest message",
+                   [&] { iso.send(peer, 1, too_big); });
+      iso.send(peer, half);
+      expect_error(iso::error_code::resource_exhausted, "more than the NIC queue's limit",
+                   [&] { iso.send(peer, half); });
+      iso.end();
+    }
+    EXPECT_EQ(node.iso_receive().bytes.size(), half.size());
+    ++delivered;
+    {
+      iso::isochron iso(node);
+      iso.send(peer, most);  // the largest message fits an isochron of its own
+    }
+    EXPECT_EQ(node.iso_receive().bytes.size(), most.size());
+    ++delivered;
+    expect_error(iso::error_code::out_of_range, "exceeds the maximum",
+                 [&] { node.send(peer, too_big); });
+    node.barrier();
+    EXPECT_FALSE(node.try_iso_receive().has_value());
+  });
+  EXPECT_EQ(status, 0);
+  EXPECT_EQ(delivered.load(), 4);
+}
+
+// get() on a read whose own isochron is still open could never return: it is an error,
+// while get() on an earlier isochron's read inside a later open one is fine.
+TEST(ApiEdge, GetInsideTheReadsOwnIsochronIsAnError) {
+  const int status = run_inproc(1, bounded(), [&](iso::node& node) {
+    iso::shared_array<std::int64_t> x = node.allocate<std::int64_t>(1);
+    {
+      iso::isochron iso(node);
+      iso.write(x[0], 7);
+    }
+    iso::value<std::int64_t> earlier;
+    {
+      iso::isochron iso(node);
+      earlier = iso.read(x[0]);
+    }
+    iso::isochron iso(node);
+    iso::value<std::int64_t> v = iso.read(x[0]);
+    expect_error(iso::error_code::failed_precondition, "isochron still open",
+                 [&] { (void)v.get(); });
+    EXPECT_FALSE(v.ready());
+    EXPECT_EQ(earlier.get(), 7);
+    iso.end();
+    EXPECT_EQ(v.get(), 7);
+  });
+  EXPECT_EQ(status, 0);
+}
+
+// Addresses near 2^64: one below the first variable of the first allocation is 2^64-1, and
+// ranges that would wrap onto address 0 are refused, not half checked.
+TEST(ApiEdge, AddressesAndRangesNearTwoToTheSixtyFourAreOutOfRange) {
+  const int status = run_inproc(1, bounded(), [&](iso::node& node) {
+    iso::shared_array<std::int64_t> xs = node.allocate<std::int64_t>(4);
+    ASSERT_EQ(xs.first(), 0u);
+    const std::size_t i = 0;
+    iso::isochron iso(node);
+    expect_error(iso::error_code::out_of_range, "outside isotach memory",
+                 [&] { iso.write(xs[i - 1], 1); });
+    expect_error(iso::error_code::out_of_range, "outside isotach memory",
+                 [&] { iso.write(iso::shared_var<std::int64_t>(~0ULL), 1); });
+    expect_error(iso::error_code::out_of_range, "outside isotach memory",
+                 [&] { (void)iso.read(iso::shared_var<std::int64_t>(~0ULL)); });
+    const iso::shared_array<std::int64_t> wrapping(~0ULL - 1, 4);  // ~0-1, ~0, 0, 1
+    const std::vector<std::int64_t> four{1, 2, 3, 4};
+    expect_error(iso::error_code::out_of_range, "runs past the last address",
+                 [&] { iso.write(wrapping, 0, four); });
+    expect_error(iso::error_code::out_of_range, "runs past the last address",
+                 [&] { (void)iso.read(wrapping, 0, 4); });
+    // Block operations stay within their array.
+    expect_error(iso::error_code::out_of_range, "of an array of 4",
+                 [&] { (void)iso.read(xs, 2, 3); });
+    expect_error(iso::error_code::out_of_range, "of an array of 4",
+                 [&] { (void)iso.read(xs, std::numeric_limits<std::size_t>::max(), 2); });
+    expect_error(iso::error_code::out_of_range, "of an array of 4",
+                 [&] { iso.write(xs, 1, four); });
+    iso.end();
+    EXPECT_EQ(iso::test::read_alone(node, xs[0]), 0);  // nothing was written
+  });
+  EXPECT_EQ(status, 0);
+}
+
+// A value without a read (default-constructed, moved from) and one that outlives its node
+// report an error when used, and are harmless to destroy.
+TEST(ApiEdge, ValuesWithoutAReadOrANodeFailPrecisely) {
+  iso::value<std::int64_t> kept;
+  iso::block_value<double> kept_block;
+  const int status = run_inproc(1, bounded(), [&](iso::node& node) {
+    const iso::value<std::int64_t> none;
+    expect_error(iso::error_code::failed_precondition, "holds no read", [&] { (void)none.get(); });
+    expect_error(iso::error_code::failed_precondition, "holds no read",
+                 [&] { (void)none.ready(); });
+    iso::shared_array<std::int64_t> x = node.allocate<std::int64_t>(1);
+    iso::shared_array<double> ds = node.allocate<double>(2);
+    {
+      iso::isochron iso(node);
+      iso.write(x[0], 5);
+    }
+    iso::value<std::int64_t> v;
+    {
+      iso::isochron iso(node);
+      v = iso.read(x[0]);
+    }
+    const iso::value<std::int64_t> w = std::move(v);
+    // NOLINTNEXTLINE(bugprone-use-after-move): the point of the test
+    expect_error(iso::error_code::failed_precondition, "holds no read", [&] { (void)v.get(); });
+    EXPECT_EQ(w.get(), 5);
+    {
+      iso::isochron iso(node);
+      kept = iso.read(x[0]);  // never taken here: it outlives the node
+      kept_block = iso.read(ds, 0, 2);
+    }
+  });
+  EXPECT_EQ(status, 0);
+  expect_error(iso::error_code::failed_precondition, "no longer exists", [&] { (void)kept.get(); });
+  expect_error(iso::error_code::failed_precondition, "no longer exists",
+               [&] { (void)kept.ready(); });
+  expect_error(iso::error_code::failed_precondition, "no longer exists",
+               [&] { (void)kept_block.get(); });
+  // Destroyed here, after the node: harmless (ASan builds check).
+}
+
+// An absurd allocation is refused at once, naming the limit and what was asked; the node
+// goes on working.
+TEST(ApiEdge, AbsurdAllocationsAreRefusedUpFront) {
+  const int status = run_inproc(2, bounded(), [&](iso::node& node) {
+    expect_error(iso::error_code::resource_exhausted,
+                 "allocating 1099511627776 variables: isotach memory holds at most 4294967296",
+                 [&] { (void)node.allocate<std::int64_t>(1ULL << 40); });
+    expect_error(iso::error_code::resource_exhausted, "isotach memory holds at most", [&] {
+      (void)node.allocate<std::int32_t>(std::numeric_limits<std::size_t>::max());
+    });
+    iso::shared_array<std::int64_t> x = node.allocate<std::int64_t>(2, iso::placement::on(0));
+    {
+      iso::isochron iso(node);
+      iso.write(x[node.id()], 10 + node.id());
+    }
+    node.barrier();
+    EXPECT_EQ(iso::test::read_alone(node, x[0]), 10);
+    EXPECT_EQ(iso::test::read_alone(node, x[1]), 11);
+  });
+  EXPECT_EQ(status, 0);
+}
+
+// The typed API takes literals and containers as they come: the variable decides the type.
+TEST(ApiEdge, LiteralsAndContainersWriteWithoutCasts) {
+  const int status = run_inproc(1, bounded(), [&](iso::node& node) {
+    iso::shared_array<std::int64_t> counters = node.allocate<std::int64_t>(16);
+    iso::shared_array<double> ds = node.allocate<double>(3);
+    const std::vector<std::int64_t> values{1, 2, 3};
+    const std::array<double, 2> pair{0.5, 1.5};
+    {
+      iso::isochron iso(node);
+      iso.write(counters[4], 42);  // an int literal for an int64_t variable
+      iso.write(counters, 8, values);
+      iso.write(ds, 1, pair);
+      iso.write(ds[0], 2);
+      iso.sched(counters[5]);
+    }
+    {
+      iso::isochron iso(node);
+      iso.assign(counters[5], 43);
+    }
+    EXPECT_EQ(iso::test::read_alone(node, counters[4]), 42);
+    EXPECT_EQ(iso::test::read_alone(node, counters[5]), 43);
+    iso::isochron iso(node);
+    iso::block_value<std::int64_t> block = iso.read(counters, 8, 3);
+    iso::block_value<double> dv = iso.read(ds, 0, 3);
+    iso.end();
+    EXPECT_EQ(block.get(), values);
+    EXPECT_EQ(dv.get(), (std::vector<double>{2.0, 0.5, 1.5}));
+  });
+  EXPECT_EQ(status, 0);
+}
+
+// barrier() and quiesce() wait for this node's isochrons, so inside an open one they are
+// refused (the C API refuses iso_barrier there too); the isochron stays usable.
+TEST(ApiEdge, BarrierAndQuiesceInsideAnOpenIsochronAreRefused) {
+  const int status = run_inproc(2, bounded(), [&](iso::node& node) {
+    iso::shared_array<std::int64_t> x = node.allocate<std::int64_t>(2);
+    {
+      iso::isochron iso(node);
+      iso::value<std::int64_t> v = iso.read(x[0]);
+      expect_error(iso::error_code::failed_precondition, "barrier() inside an open isochron",
+                   [&] { node.barrier(); });
+      expect_error(iso::error_code::failed_precondition, "quiesce() inside an open isochron",
+                   [&] { node.quiesce(); });
+      iso.write(x[node.id()], 1);
+    }
+    node.barrier();
+    EXPECT_EQ(iso::test::read_alone(node, x[1 - node.id()]), 1);
+  });
+  EXPECT_EQ(status, 0);
+}
+
+}  // namespace
