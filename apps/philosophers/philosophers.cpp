@@ -11,23 +11,37 @@
 // every fork at the end.
 //
 //   isorun -n 4 -- philosophers --meals 1000
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-
 #include <iso/iso.hpp>
+#include <system_error>
 
 namespace {
+
+// The most meals a run may ask for; more is a typo, not a plan.
+constexpr long kMaxMeals = 1'000'000'000;
+
+// A whole number from 1 to `max`: digits only (no sign, no spaces), and nothing that
+// overflows (strtol would clamp it silently).
+bool parse_count(const char* text, long max, long& out) {
+  const char* const end = text + std::strlen(text);
+  long value = 0;
+  const auto [ptr, ec] = std::from_chars(text, end, value);
+  if (ec != std::errc() || ptr != end || value < 1 || value > max) return false;
+  out = value;
+  return true;
+}
 
 long parse_meals(int argc, char** argv) {
   long meals = 1000;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--meals") == 0 && i + 1 < argc) {
-      char* end = nullptr;
-      meals = std::strtol(argv[++i], &end, 10);
-      if (*end != '\0' || meals <= 0) {
-        std::fprintf(stderr, "philosophers: --meals takes a positive number, not '%s'\n", argv[i]);
+      if (!parse_count(argv[++i], kMaxMeals, meals)) {
+        std::fprintf(stderr, "philosophers: --meals takes a whole number from 1 to %ld, not '%s'\n",
+                     kMaxMeals, argv[i]);
         return -1;
       }
     } else {

@@ -3,11 +3,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <sstream>
+#include <system_error>
 #include <thread>
 
 #include "absl/strings/str_format.h"
@@ -83,13 +85,16 @@ std::optional<bench_args> parse_bench_args(int argc, char** argv, const char* na
         std::fprintf(stderr, "%s: measures exactly 2 nodes; --nodes is for iso-lat\n", name);
         return std::nullopt;
       }
-      char* end = nullptr;
-      const long nodes = std::strtol(argv[++i], &end, 10);
-      if (*end != '\0' || nodes < 2 || nodes > 64) {
+      // Digits only, and no overflow: strtol would take " 3" and clamp a huge number.
+      const char* const text = argv[++i];
+      const char* const end = text + std::strlen(text);
+      int nodes = 0;
+      const auto [ptr, ec] = std::from_chars(text, end, nodes);
+      if (ec != std::errc() || ptr != end || nodes < 2 || nodes > 64) {
         std::fprintf(stderr, "%s: --nodes takes a count from 2 to 64, not '%s'\n", name, argv[i]);
         return std::nullopt;
       }
-      args.nodes = static_cast<int>(nodes);
+      args.nodes = nodes;
     } else if (std::strcmp(argv[i], "--nic") == 0 && i + 1 < argc) {
       args.nic = argv[++i];
       if (args.nic == "thread") {
