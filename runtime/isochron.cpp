@@ -83,6 +83,10 @@ void isochron::assign_raw(address a, std::size_t width, std::uint64_t bits) {
 }
 
 void isochron::send(node_id to, handler_id handler, std::span<const std::byte> payload) {
+  if (handler == detail::kQuietHandler) {
+    throw iso::error(error_code::invalid_argument,
+                     absl::StrFormat("handler id %u is reserved for the runtime", handler));
+  }
   detail::throw_if_error(smm_of(node_).message(to, handler, payload));
 }
 

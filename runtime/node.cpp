@@ -1,7 +1,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <new>
+#include <string>
 
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
@@ -73,6 +75,16 @@ node_state::node_state(std::unique_ptr<runtime::bootstrap> boot, std::unique_ptr
     move_out_of_place();
     copy_inbox_out_of_place();
   });
+  // Fences of other nodes' quiet(): every isochron of theirs before the fence has executed
+  // here (pulses execute in order, and one node's isochrons in issue order), so answering
+  // now tells them so.
+  smm_.set_handler(kQuietHandler, [this](node_id source, std::span<const std::byte> payload) {
+    std::uint32_t slot = 0;
+    if (payload.size() != sizeof(slot)) return;  // not a fence of ours: nobody waits for it
+    std::memcpy(&slot, payload.data(), sizeof(slot));
+    const std::uint64_t executed = 1;
+    smm_.read_result(source, slot, 0, std::span(&executed, 1));
+  });
   nic_->start();
 }
 
@@ -96,6 +108,59 @@ absl::Status node_state::barrier() {
   if (absl::Status s = rendezvous(); !s.ok()) return s;
   // Everything issued before the barrier, by anyone, executes here before we leave.
   return smm_.sync_to(boot_->max_mark());
+}
+
+absl::Status node_state::quiet() {
+  if (absl::Status s = usable_outside_isochron("quiet()"); !s.ok()) return s;
+  // One isochron with a fence to every other node; each answers when it executes it, by
+  // then having executed everything this node issued before.
+  std::vector<std::pair<node_id, runtime::read_slots::ticket>> fences;
+  auto answer_here = [&](runtime::read_slots::ticket t) {
+    const std::uint64_t none = 0;
+    smm_.read_result(id(), t.slot, 0, std::span(&none, 1));  // nobody else will
+    smm_.close(t);
+  };
+  if (count() > 1) {
+    if (absl::Status s = smm_.begin(); !s.ok()) return s;
+    absl::Status added;
+    for (node_id n = 0; n < count() && added.ok(); ++n) {
+      if (n == id()) continue;
+      const runtime::read_slots::ticket t = smm_.open_slot(1);
+      added = smm_.message(n, kQuietHandler, std::as_bytes(std::span(&t.slot, 1)));
+      if (added.ok()) {
+        fences.emplace_back(n, t);
+      } else {
+        answer_here(t);
+      }
+    }
+    absl::Status ended = smm_.end();
+    if (!added.ok() || !ended.ok()) {
+      for (const auto& [n, t] : fences) answer_here(t);
+      return added.ok() ? ended : added;
+    }
+  }
+  const absl::Time deadline = absl::Now() + absl::FromChrono(options_.barrier_timeout);
+  bool expired = false;
+  absl::Status waited = smm_.wait_for([&] {
+    const bool all = std::all_of(fences.begin(), fences.end(),
+                                 [&](const auto& fence) { return smm_.ready(fence.second); });
+    expired = !all && absl::Now() >= deadline;
+    return all || expired;
+  });
+  std::string silent;
+  for (const auto& [n, t] : fences) {
+    if (!smm_.ready(t)) absl::StrAppendFormat(&silent, " %u", n);
+    smm_.close(t);  // an answer still on its way frees its slot when it comes
+  }
+  if (!waited.ok()) return waited;
+  if (expired) {
+    return absl::DeadlineExceededError(absl::StrFormat(
+        "quiet() on node %u: node(s)%s did not execute its isochrons within %s (they are not "
+        "making progress: no call into the runtime, or poll(), there)",
+        id(), silent, absl::FormatDuration(absl::FromChrono(options_.barrier_timeout))));
+  }
+  // And here: its own parts of those isochrons.
+  return smm_.drain_issued();
 }
 
 absl::Status node_state::usable_outside_isochron(const char* what) const {
@@ -340,6 +405,8 @@ void node::poll() {
   detail::throw_if_error(state_->smm().progress(did));
 }
 
+void node::quiet() { detail::throw_if_error(state_->quiet()); }
+
 void node::quiesce() {
   detail::throw_if_error(state_->usable_outside_isochron("quiesce()"));
   detail::throw_if_error(state_->smm().drain());
@@ -349,6 +416,10 @@ const std::vector<trace_event>& node::trace() const { return state_->smm().trace
 
 void node::set_handler(handler_id id,
                        std::function<void(node_id source, std::span<const std::byte>)> fn) {
+  if (id == detail::kQuietHandler) {
+    throw iso::error(error_code::invalid_argument,
+                     absl::StrFormat("handler id %u is reserved for the runtime", id));
+  }
   state_->smm().set_handler(id, std::move(fn));
 }
 

@@ -17,6 +17,10 @@
 
 namespace iso::detail {
 
+// The handler id of node::quiet's fences, reserved for the runtime: a fence's payload names
+// the read slot its issuer waits on, and the handler answers there.
+inline constexpr handler_id kQuietHandler = 0xffffffffu;
+
 class node_state {
  public:
   // `windows`: every node's memory window, by node id (empty spans where there is none).
@@ -65,6 +69,8 @@ class node_state {
   // NIC's queue, and the sender's credits, are free again.
   void drop_in_place(message::holder* h);
   [[nodiscard]] absl::StatusOr<std::optional<notice>> try_iso_receive();
+  // node::quiet(): until every isochron this node issued has executed on every node.
+  [[nodiscard]] absl::Status quiet();
   // OK, or why a call that waits for this node's isochrons cannot be made now: the node
   // has failed, or an isochron is open (FailedPrecondition naming `what`).
   [[nodiscard]] absl::Status usable_outside_isochron(const char* what) const;

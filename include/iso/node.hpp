@@ -119,6 +119,7 @@ class node {
 
   // Registers the handler for isochronous messages sent to `id`. Register the same ids on
   // every node before any message can arrive (before the first barrier after start-up).
+  // Ids 0 to 2^32-2; 2^32-1 is the runtime's (invalid_argument).
   // A handler runs on this node's thread, at the message's logical time, and must not
   // issue isochrons or block: waiting or polling from a handler is a failed_precondition
   // error, and an exception that leaves a handler stops the node with an error naming it.
@@ -149,6 +150,17 @@ class node {
   // Makes progress without blocking: executes what is due and serves other nodes. Call it
   // in long computations when the NIC runs inline (nic_placement::inline_poll).
   void poll();
+
+  // Waits until every isochron this node issued before the call has executed on every
+  // node, serving the others meanwhile. Afterwards every node sees this node's writes and
+  // has its messages: anything another node does next (a read of its own copy included)
+  // comes after them, with no barrier on its side. Only this node calls it; the others
+  // need only make progress (be in any call into the runtime, or poll()), as for reads.
+  // Costs one small isochron to every other node and their answers.
+  // Throws iso::error: failed_precondition inside an open isochron or a message handler;
+  // deadline_exceeded after options::barrier_timeout, naming the nodes that did not answer;
+  // aborted when another node failed, or this node's failure (see isochron::~isochron).
+  void quiet();
 
   // Waits until every isochron this node issued has executed here and every read has its
   // value. Throws iso::error: failed_precondition inside an open isochron (its reads could

@@ -100,6 +100,8 @@ class shared_memory_manager final : public execution_sink {
     return slots_.values(t);
   }
   void close(read_slots::ticket t) { slots_.close(t); }
+  // A slot for an answer that is not a read's (node::quiet's fences), filled by read_result.
+  [[nodiscard]] read_slots::ticket open_slot(std::uint32_t count) { return slots_.open(count); }
 
   // The largest message payload (plain, handler-style or queued): what fits one NIC queue
   // record with the headers around it.

@@ -12,6 +12,7 @@
 #include <limits>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -278,6 +279,87 @@ TEST(ApiEdge, BarrierAndQuiesceInsideAnOpenIsochronAreRefused) {
     }
     node.barrier();
     EXPECT_EQ(iso::test::read_alone(node, x[1 - node.id()]), 1);
+  });
+  EXPECT_EQ(status, 0);
+}
+
+// quiet() returns only once every other node has executed this node's isochrons. Node 2's
+// host is held inside the handler of node 0's first message until node 0 has been in
+// quiet() for 300 ms (node 1 releases it): a quiet() that returned before node 2 executed
+// everything finds node 2's count short, whenever it returns within that time; a correct
+// one waits for the release. Then nodes 1 and 2 read node 0's writes, from their own copies
+// and from node 2's, with no barrier after quiet().
+TEST(ApiEdge, QuietReturnsOnceEveryNodeHasExecutedThisNodesIsochrons) {
+  constexpr int kIsochrons = 20;
+  iso::options o = bounded();
+  o.nic = iso::nic_placement::thread;  // pulses close while node 2's host is held
+  std::atomic<bool> in_quiet{false};
+  std::atomic<bool> released{false};
+  std::atomic<bool> quiet_done{false};
+  std::array<std::atomic<int>, 3> handled{};  // node 0's messages executed, by node
+  std::array<int, 3> at_return{-1, -1, -1};
+  std::atomic<int> wrong{0};
+  const int status = run_inproc(3, o, [&](iso::node& node) {
+    const iso::node_id self = node.id();
+    node.set_handler(1, [&](iso::node_id, std::span<const std::byte>) {
+      if (self == 2 && handled[2].load() == 0) {
+        while (!released.load()) std::this_thread::yield();
+      }
+      ++handled[self];
+    });
+    iso::shared_array<std::int64_t> everywhere = node.allocate<std::int64_t>(kIsochrons);
+    iso::shared_array<std::int64_t> on2 =
+        node.allocate<std::int64_t>(kIsochrons, iso::placement::on(2));
+    node.barrier();
+    if (self == 0) {
+      for (int i = 0; i < kIsochrons; ++i) {
+        iso::isochron iso(node);
+        iso.write(everywhere[i], 100 + i);
+        iso.write(on2[i], 200 + i);
+        iso.send(1, 1, {});
+        iso.send(2, 1, {});
+      }
+      in_quiet = true;
+      node.quiet();
+      at_return = {0, handled[1].load(), handled[2].load()};
+      quiet_done = true;
+    } else {
+      if (self == 1) {
+        while (!in_quiet) node.poll();
+        const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(300);
+        while (!quiet_done && std::chrono::steady_clock::now() < until) node.poll();
+        released = true;
+      }
+      while (!quiet_done) node.poll();
+      for (int i = 0; i < kIsochrons; ++i) {
+        if (iso::test::read_alone(node, everywhere[i]) != 100 + i) ++wrong;
+        if (iso::test::read_alone(node, on2[i]) != 200 + i) ++wrong;
+      }
+    }
+    node.barrier();
+  });
+  EXPECT_EQ(status, 0);
+  EXPECT_EQ(at_return[1], kIsochrons);
+  EXPECT_EQ(at_return[2], kIsochrons);
+  EXPECT_EQ(wrong.load(), 0);
+}
+
+// quiet() where it cannot work, and the runtime's handler id, are refused.
+TEST(ApiEdge, QuietAndTheReservedHandlerIdAreRefusedWhereTheyCannotWork) {
+  const int status = run_inproc(2, bounded(), [&](iso::node& node) {
+    expect_error(iso::error_code::invalid_argument, "reserved for the runtime", [&] {
+      node.set_handler(0xffffffffu, [](iso::node_id, std::span<const std::byte>) {});
+    });
+    node.barrier();
+    {
+      iso::isochron iso(node);
+      expect_error(iso::error_code::failed_precondition, "quiet() inside an open isochron",
+                   [&] { node.quiet(); });
+      expect_error(iso::error_code::invalid_argument, "reserved for the runtime",
+                   [&] { iso.send(1 - node.id(), 0xffffffffu, {}); });
+    }
+    node.quiet();
+    node.barrier();
   });
   EXPECT_EQ(status, 0);
 }
