@@ -36,7 +36,7 @@ isochron::isochron(node& n) : node_(n) {
   detail::node_state& state = detail::node_state::of(n);
   // A node that failed (a pulse failed, or an isochron was lost at scope exit) issues
   // nothing more: later isochrons must not execute as if the lost one had.
-  detail::throw_if_error(state.health());
+  if (!state.health().ok()) detail::throw_status(state.health());
   detail::throw_if_error(state.smm().begin());
   state.begin_isochron();
 }

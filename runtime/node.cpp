@@ -5,6 +5,7 @@
 #include <new>
 #include <string>
 
+#include "absl/base/attributes.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
 #include "base/check.hpp"
@@ -301,20 +302,39 @@ absl::Status node_state::one_op_isochron(absl::FunctionRef<absl::Status()> op) {
 
 namespace {
 
-// The node of a read handle's read; throws iso::error when there is none.
-node_state& state_of_read(node_link* link, const char* what) {
+// The error paths out of line: the ready value is the hot path (a local read isochron).
+[[noreturn]] ABSL_ATTRIBUTE_NOINLINE void fail_without_node(node_link* link, const char* what) {
   if (link == nullptr) {
     throw iso::error(error_code::failed_precondition,
                      absl::StrFormat("%s on a value that holds no read (default-constructed or "
                                      "moved from); assign it the result of isochron::read first",
                                      what));
   }
-  if (link->owner == nullptr) {
+  throw iso::error(
+      error_code::failed_precondition,
+      absl::StrFormat("%s on a value whose node no longer exists (the value outlived it)", what));
+}
+
+// The node of a read handle's read; throws iso::error when there is none.
+inline node_state& state_of_read(node_link* link, const char* what) {
+  if (link == nullptr || link->owner == nullptr) fail_without_node(link, what);
+  return *link->owner;
+}
+
+ABSL_ATTRIBUTE_NOINLINE std::span<const std::uint64_t> wait_for_value(node_state& state,
+                                                                      read_ticket t) {
+  runtime::shared_memory_manager& smm = state.smm();
+  const runtime::read_slots::ticket ticket{t.slot, t.generation};
+  // Its isochron is not issued yet, so its value cannot arrive: waiting would never end.
+  if (smm.in_isochron() && t.isochron == state.isochron_serial()) {
     throw iso::error(
         error_code::failed_precondition,
-        absl::StrFormat("%s on a value whose node no longer exists (the value outlived it)", what));
+        absl::StrFormat("get() on node %u for a read of the isochron still open there: its "
+                        "value cannot arrive before the isochron ends; call end() first",
+                        state.id()));
   }
-  return node_state::of(*link->owner);
+  throw_if_error(smm.wait_for([&] { return smm.ready(ticket); }));
+  return smm.values(ticket);
 }
 
 }  // namespace
@@ -332,29 +352,19 @@ std::span<const std::uint64_t> read_wait(node_link* link, read_ticket t) {
   node_state& state = state_of_read(link, "get()");
   runtime::shared_memory_manager& smm = state.smm();
   const runtime::read_slots::ticket ticket{t.slot, t.generation};
-  if (!smm.ready(ticket)) {
-    // Its isochron is not issued yet, so its value cannot arrive: waiting would never end.
-    if (smm.in_isochron() && t.isochron == state.isochron_serial()) {
-      throw iso::error(
-          error_code::failed_precondition,
-          absl::StrFormat("get() on node %u for a read of the isochron still open there: its "
-                          "value cannot arrive before the isochron ends; call end() first",
-                          state.id()));
-    }
-    throw_if_error(smm.wait_for([&] { return smm.ready(ticket); }));
-  }
-  return smm.values(ticket);
+  if (smm.ready(ticket)) return smm.values(ticket);
+  return wait_for_value(state, t);
 }
 
 void read_release(node_link* link, read_ticket t) noexcept {
-  if (link->owner != nullptr) node_state::of(*link->owner).smm().close({t.slot, t.generation});
+  if (link->owner != nullptr) link->owner->smm().close({t.slot, t.generation});
   if (--link->handles == 0 && link->owner == nullptr) delete link;
 }
 
 }  // namespace detail
 
 node::node(std::unique_ptr<detail::node_state> state) : state_(std::move(state)) {
-  state_->set_link(new detail::node_link{.owner = this, .handles = 0});
+  state_->set_link(new detail::node_link{.owner = state_.get(), .handles = 0});
 }
 
 node::~node() {

@@ -49,7 +49,7 @@ class node_state {
   [[nodiscard]] std::uint64_t isochron_serial() const { return isochrons_; }
   // The node's failure, once it has failed (OK before): a failed pulse, or an isochron lost
   // at scope exit. From then on every call that waits reports it.
-  [[nodiscard]] absl::Status health() const { return smm_.failure(); }
+  [[nodiscard]] const absl::Status& health() const { return smm_.failure(); }
   void fail(absl::Status status) { smm_.fail(std::move(status)); }
 
   // A barrier that keeps this node serving others while it waits, and orders isotach

@@ -78,12 +78,13 @@ constexpr T from_bits(std::uint64_t bits) {
   }
 }
 
-// What a read handle knows of its node: the node, while it exists. The node and the
-// handles of its reads share one (on the node's thread, as everything of a node); the node
-// clears `owner` when it goes, and whichever of them goes last frees it. So a handle that
-// outlives its node is still safe to use (an error) and to destroy.
+class node_state;
+// What a read handle knows of its node: the node's insides, while the node exists. The
+// node and the handles of its reads share one (on the node's thread, as everything of a
+// node); the node clears `owner` when it goes, and whichever of them goes last frees it.
+// So a handle that outlives its node is still safe to use (an error) and to destroy.
 struct node_link {
-  node* owner = nullptr;
+  node_state* owner = nullptr;
   std::size_t handles = 0;
 };
 

@@ -35,11 +35,11 @@ isochron_builder::isochron_builder(node_id self, std::uint32_t nodes, const page
                                    const builder_limits& limits)
     : self_(self),
       pages_(pages),
-      limits_(limits),
-      projected_(nodes, 0),
       streams_(nodes),
       is_touched_(nodes, false),
-      distance_(nodes) {
+      distance_(nodes),
+      limits_(limits),
+      projected_(nodes, 0) {
   for (node_id n = 0; n < nodes; ++n) distance_[n] = n == self ? 0 : pages.distance_to(n);
 }
 

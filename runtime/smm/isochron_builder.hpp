@@ -75,14 +75,6 @@ class isochron_builder {
 
   node_id self_;
   const page_table& pages_;
-  builder_limits limits_;
-  // The operation being checked: bytes it adds, remote parts it opens, and which nodes it
-  // touches (projected_[n] == projection_ when counted for this operation).
-  std::size_t projected_bytes_ = 0;
-  std::size_t projected_parts_ = 0;
-  std::uint64_t projection_ = 0;
-  std::vector<std::uint64_t> projected_;
-  std::size_t bytes_ = 0;             // every stream's bytes so far
   std::vector<byte_buffer> streams_;  // by node; self's is the local part
   std::vector<node_id> touched_;      // remote nodes with a stream, ascending
   std::vector<bool> is_touched_;
@@ -93,6 +85,15 @@ class isochron_builder {
   std::uint64_t rank_ = 0;
   std::uint16_t next_index_ = 0;
   bool open_ = false;
+  // Size limits (after the members every operation uses, which keep their places).
+  builder_limits limits_;
+  std::size_t bytes_ = 0;  // every stream's bytes so far
+  // The operation being checked: bytes it adds, remote parts it opens, and which nodes it
+  // touches (projected_[n] == projection_ when counted for this operation).
+  std::size_t projected_bytes_ = 0;
+  std::size_t projected_parts_ = 0;
+  std::uint64_t projection_ = 0;
+  std::vector<std::uint64_t> projected_;
 };
 
 }  // namespace iso::runtime
