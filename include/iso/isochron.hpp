@@ -19,7 +19,8 @@
 // the end of the array of a block operation) throws out_of_range; a 32-bit operation on a
 // 64-bit variable throws invalid_argument. An isochron is limited in size: a message above
 // node::max_message_size() throws out_of_range, and an operation that would make the
-// isochron too large for the NIC's queue throws resource_exhausted; both add nothing.
+// isochron too large for the NIC's queue throws resource_exhausted (an isochron that goes
+// to no other node never travels through it and has no such limit); both add nothing.
 //
 // Operations issued inside an isochron never block; end() blocks only while the NIC's
 // queue is full or the destinations' flow-control credits are used up. Many isochrons may
