@@ -32,17 +32,28 @@ struct shm_segment::header {
   alignas(64) std::atomic<std::uint32_t> failed;  // 0, or 1 + the node that failed
 };
 
+// What the segment keeps of each node beside its board, on a cache line of its own.
+struct shm_segment::node_slot {
+  alignas(64) std::atomic<std::uint64_t> mark;
+  std::atomic<std::uint64_t> digest[2];  // by barrier ticket parity
+  std::atomic<std::uint32_t> arrived;    // 1 + the ticket of the last barrier it arrived at
+  std::atomic<std::int32_t> pid;         // the process hosting the node (0: not known)
+  std::atomic<std::uint32_t> left;       // 1 once the node has left the job
+  std::atomic<std::uint32_t> cause;      // shm_segment::failure_cause, when it failed
+};
+
 namespace {
 
 constexpr std::size_t kHeaderBytes = 4096;
 static_assert(sizeof(std::atomic<std::uint64_t>) == 8);
+constexpr std::size_t kSlotBytes = 64;  // sizeof(shm_segment::node_slot)
 
 std::size_t boards_offset() { return kHeaderBytes; }
-std::size_t marks_offset(std::uint32_t nodes) {
+std::size_t slots_offset(std::uint32_t nodes) {
   return kHeaderBytes + std::size_t{nodes} * shm_segment::kBoardBytes;
 }
 std::size_t fabric_offset(std::uint32_t nodes) {
-  return marks_offset(nodes) + ((std::size_t{nodes} * 8 + 63) & ~std::size_t{63});
+  return slots_offset(nodes) + std::size_t{nodes} * kSlotBytes;
 }
 
 std::size_t round_to_page(std::size_t bytes) { return (bytes + 4095) & ~std::size_t{4095}; }
@@ -245,10 +256,24 @@ std::uint32_t shm_segment::barrier_arrive() {
 }
 
 absl::Status shm_segment::job_status() const {
-  if (const std::uint32_t failed = head().failed.load(std::memory_order_acquire); failed != 0) {
-    return absl::AbortedError(absl::StrFormat("node %u failed; the job is stopping", failed - 1));
+  const std::uint32_t failed = head().failed.load(std::memory_order_acquire);
+  if (failed == 0) return absl::OkStatus();
+  const std::uint32_t node = failed - 1;
+  switch (static_cast<failure_cause>(slot(node).cause.load(std::memory_order_acquire))) {
+    case failure_cause::exited:
+      return absl::AbortedError(absl::StrFormat(
+          "node %u ended before leaving the job (its process exited before the job's end "
+          "barrier); the job is stopping",
+          node));
+    case failure_cause::stopped:
+      return absl::AbortedError(absl::StrFormat(
+          "node %u stopped responding (its process is stopped, e.g. by SIGSTOP or a "
+          "debugger); the job is stopping",
+          node));
+    case failure_cause::failed:
+      break;
   }
-  return absl::OkStatus();
+  return absl::AbortedError(absl::StrFormat("node %u failed; the job is stopping", node));
 }
 
 absl::StatusOr<bool> shm_segment::barrier_passed(std::uint32_t ticket) const {
@@ -258,26 +283,71 @@ absl::StatusOr<bool> shm_segment::barrier_passed(std::uint32_t ticket) const {
   return head().barrier_generation.load(std::memory_order_acquire) != ticket;
 }
 
+shm_segment::node_slot& shm_segment::slot(std::uint32_t node) const {
+  static_assert(sizeof(node_slot) == kSlotBytes);
+  return reinterpret_cast<node_slot*>(base_ + slots_offset(nodes()))[node];
+}
+
+std::uint32_t shm_segment::barrier_arrive(std::uint32_t node, std::uint64_t digest) {
+  node_slot& mine = slot(node);
+  // The generation cannot move before this node arrives, so the ticket is known here.
+  const std::uint32_t ticket = head().barrier_generation.load(std::memory_order_acquire);
+  mine.digest[ticket % 2].store(digest, std::memory_order_relaxed);
+  mine.arrived.store(ticket + 1, std::memory_order_relaxed);
+  // The arrival below releases both stores to whoever sees the barrier pass.
+  return barrier_arrive();
+}
+
+std::uint64_t shm_segment::barrier_digest(std::uint32_t node, std::uint32_t ticket) const {
+  return slot(node).digest[ticket % 2].load(std::memory_order_acquire);
+}
+
+bool shm_segment::barrier_arrived(std::uint32_t node, std::uint32_t ticket) const {
+  return slot(node).arrived.load(std::memory_order_acquire) == ticket + 1;
+}
+
+void shm_segment::set_process(std::uint32_t node, std::int32_t pid) {
+  slot(node).pid.store(pid, std::memory_order_release);
+}
+
+std::int32_t shm_segment::process(std::uint32_t node) const {
+  return slot(node).pid.load(std::memory_order_acquire);
+}
+
+void shm_segment::mark_left(std::uint32_t node) {
+  slot(node).left.store(1, std::memory_order_release);
+}
+
+bool shm_segment::left(std::uint32_t node) const {
+  return slot(node).left.load(std::memory_order_acquire) != 0;
+}
+
 void shm_segment::publish_mark(std::uint32_t node, std::uint64_t value) {
-  auto* marks = reinterpret_cast<std::atomic<std::uint64_t>*>(base_ + marks_offset(nodes()));
-  std::uint64_t seen = marks[node].load(std::memory_order_relaxed);
-  while (seen < value &&
-         !marks[node].compare_exchange_weak(seen, value, std::memory_order_release)) {
+  std::atomic<std::uint64_t>& mark = slot(node).mark;
+  std::uint64_t seen = mark.load(std::memory_order_relaxed);
+  while (seen < value && !mark.compare_exchange_weak(seen, value, std::memory_order_release)) {
   }
 }
 
 std::uint64_t shm_segment::max_mark() const {
-  const auto* marks =
-      reinterpret_cast<const std::atomic<std::uint64_t>*>(base_ + marks_offset(nodes()));
   std::uint64_t most = 0;
   for (std::uint32_t n = 0; n < nodes(); ++n) {
-    most = std::max(most, marks[n].load(std::memory_order_acquire));
+    most = std::max(most, slot(n).mark.load(std::memory_order_acquire));
   }
   return most;
 }
 
 std::span<std::byte> shm_segment::board(std::uint32_t node) {
   return {base_ + boards_offset() + std::size_t{node} * kBoardBytes, kBoardBytes};
+}
+
+void shm_segment::mark_failed(std::uint32_t node, failure_cause cause) {
+  // Set before the mark, so whoever sees the mark sees why (a later cause for another node
+  // is harmless: only the first failed node is named).
+  if (head().failed.load(std::memory_order_acquire) == 0) {
+    slot(node).cause.store(static_cast<std::uint32_t>(cause), std::memory_order_release);
+  }
+  mark_failed(node);
 }
 
 void shm_segment::mark_failed(std::uint32_t node) {

@@ -74,6 +74,22 @@ class shm_segment {
   [[nodiscard]] std::uint32_t barrier_arrive();
   [[nodiscard]] absl::StatusOr<bool> barrier_passed(std::uint32_t ticket) const;
 
+  // Arrives at the barrier as `node`, with `digest` naming the collective call the node
+  // makes there (its kind and arguments, hashed); returns the ticket, as barrier_arrive().
+  // Once the barrier passed, barrier_digest(n, ticket) is what node n arrived with, until n
+  // arrives at the barrier after the next one (two slots per node, used in turn).
+  [[nodiscard]] std::uint32_t barrier_arrive(std::uint32_t node, std::uint64_t digest);
+  [[nodiscard]] std::uint64_t barrier_digest(std::uint32_t node, std::uint32_t ticket) const;
+  // Whether `node` arrived at barrier `ticket` through barrier_arrive(node, digest).
+  [[nodiscard]] bool barrier_arrived(std::uint32_t node, std::uint32_t ticket) const;
+
+  // Membership, for telling a node that failed from one that is merely slow: the process
+  // that hosts each node, and whether the node has left the job (passed its end barrier).
+  void set_process(std::uint32_t node, std::int32_t pid);
+  [[nodiscard]] std::int32_t process(std::uint32_t node) const;
+  void mark_left(std::uint32_t node);
+  [[nodiscard]] bool left(std::uint32_t node) const;
+
   // A monotone value per node (e.g. the last logical time it issued work for), published
   // before a barrier and reduced with max after it. Values only grow, so a node that reads
   // one published for a later barrier still gets a safe upper bound.
@@ -84,6 +100,10 @@ class shm_segment {
   // after it.
   [[nodiscard]] std::span<std::byte> board(std::uint32_t node);
 
+  // Why a node is marked failed, for job_status()'s message.
+  enum class failure_cause : std::uint32_t { failed = 0, exited = 1, stopped = 2 };
+  // Marks `node` failed with `cause` (another node found it gone or stopped), as mark_failed.
+  void mark_failed(std::uint32_t node, failure_cause cause);
   // Marks the job failed (a node saw a fatal error); barrier waiters return Aborted.
   void mark_failed(std::uint32_t node);
   // OK while no node has marked the job failed; then Aborted, naming the node. Never blocks.
@@ -99,12 +119,14 @@ class shm_segment {
 
  private:
   struct header;
+  struct node_slot;
   shm_segment(int fd, std::byte* base, std::size_t bytes, fabric_layout layout,
               std::size_t window_bytes, bool shuffle);
   static absl::StatusOr<std::shared_ptr<shm_segment>> initialise(int fd, std::uint32_t size,
                                                                  std::string_view secret,
                                                                  const shm_options& options);
   [[nodiscard]] header& head() const;
+  [[nodiscard]] node_slot& slot(std::uint32_t node) const;
 
   int fd_;
   std::byte* base_;

@@ -208,6 +208,7 @@ class classic_api {
       free_reads_.clear();
       node_->quiesce();  // everything this node issued has executed here
       node_->barrier();  // end: every node keeps serving the others until all are done
+      detail::node_state::of(*node_).leave();  // this process may end now
     } catch (...) {
       leave(true);
       throw;

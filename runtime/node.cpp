@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
 #include "base/check.hpp"
+#include "runtime/collective_digest.hpp"
 #include "iso/error.hpp"
 #include "runtime/node_state.hpp"
 
@@ -54,6 +55,7 @@ node_state::node_state(std::unique_ptr<runtime::bootstrap> boot, std::unique_ptr
     : boot_(std::move(boot)),
       nic_(std::move(nic)),
       options_(opts),
+      agreement_(runtime::job_agreement_digest(nic_->topo(), opts)),
       smm_(boot_->rank(), *nic_,
            runtime::smm_options{.page_variables = opts.page_variables,
                                 .trace = opts.trace,
@@ -106,7 +108,9 @@ absl::Status node_state::barrier() {
   // Our own isochrons first: then our last stamp is known and final.
   if (absl::Status s = smm_.drain_issued(); !s.ok()) return s;
   boot_->publish_mark(smm_.last_stamp());
-  if (absl::Status s = rendezvous(); !s.ok()) return s;
+  const std::uint64_t digest =
+      runtime::collective_digest(runtime::collective_digest::kind::barrier).add(agreement_).value();
+  if (absl::Status s = rendezvous(digest, "barrier()"); !s.ok()) return s;
   // Everything issued before the barrier, by anyone, executes here before we leave.
   return smm_.sync_to(boot_->max_mark());
 }
@@ -177,12 +181,23 @@ absl::StatusOr<std::uint64_t> node_state::allocate(std::uint64_t count, std::uin
                                                    const runtime::copyset_rule& rule) {
   absl::StatusOr<std::uint64_t> first = smm_.allocate(count, width, rule);
   if (!first.ok()) return first;
-  if (absl::Status s = rendezvous(); !s.ok()) return s;
+  // Every node must have made this very allocation: the same size, and the same copyset
+  // for every page (a placement or a map that differs between nodes would give them
+  // different views of who holds what).
+  runtime::collective_digest digest(runtime::collective_digest::kind::allocate);
+  digest.add(agreement_).add(count).add(width);
+  const std::vector<runtime::page_info>& pages = smm_.pages().pages();
+  for (std::uint64_t p = smm_.pages().page_of(*first); p < pages.size(); ++p) {
+    digest.add(pages[p].copyset);
+  }
+  const std::string call =
+      absl::StrFormat("allocate(%u variables of %u bytes) at address %u", count, width, *first);
+  if (absl::Status s = rendezvous(digest.value(), call); !s.ok()) return s;
   return first;
 }
 
-absl::Status node_state::rendezvous() {
-  const std::uint64_t ticket = boot_->barrier_arrive();
+absl::Status node_state::rendezvous(std::uint64_t digest, std::string_view call) {
+  const std::uint64_t ticket = boot_->barrier_arrive(digest);
   const absl::Time deadline = absl::Now() + absl::FromChrono(options_.barrier_timeout);
   absl::Status outcome;
   absl::Status waited = smm_.wait_for([&] {
@@ -193,14 +208,29 @@ absl::Status node_state::rendezvous() {
     }
     if (*passed) return true;
     if (absl::Now() >= deadline) {
-      outcome = absl::DeadlineExceededError(
-          absl::StrFormat("barrier: not every node arrived within %s",
-                          absl::FormatDuration(absl::FromChrono(options_.barrier_timeout))));
+      std::string missing;
+      for (node_id n = 0; n < count(); ++n) {
+        if (!boot_->barrier_arrived(n, ticket)) absl::StrAppendFormat(&missing, " %u", n);
+      }
+      outcome = absl::DeadlineExceededError(absl::StrFormat(
+          "%s on node %u: node(s)%s did not arrive within %s", call, id(), missing,
+          absl::FormatDuration(absl::FromChrono(options_.barrier_timeout))));
       return true;
     }
     return false;
   });
-  return waited.ok() ? outcome : waited;
+  if (!waited.ok()) return waited;
+  if (!outcome.ok()) return outcome;
+  std::string differing;
+  for (node_id n = 0; n < count(); ++n) {
+    if (boot_->barrier_digest(n, ticket) != digest) absl::StrAppendFormat(&differing, " %u", n);
+  }
+  if (differing.empty()) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrFormat(
+      "collective calls disagree: node %u made %s, but node(s)%s made another collective call "
+      "there, or this one with other arguments or settings (allocations, placements, the "
+      "shmem map, the topology and the memory settings must be the same on every node)",
+      id(), call, differing));
 }
 
 absl::Status node_state::send(node_id to, std::span<const std::byte> bytes) {

@@ -55,8 +55,10 @@ class node_state {
   // A barrier that keeps this node serving others while it waits, and orders isotach
   // memory: every isochron issued anywhere before it has executed everywhere after it.
   [[nodiscard]] absl::Status barrier();
-  // The barrier without the memory ordering: every node has arrived. Serves others.
-  [[nodiscard]] absl::Status rendezvous();
+  // The barrier without the memory ordering: every node has arrived; serves others while
+  // it waits. `digest` names the collective call this node makes there (`call`, for
+  // messages; runtime/collective_digest.hpp): nodes that arrive with different ones fail.
+  [[nodiscard]] absl::Status rendezvous(std::uint64_t digest, std::string_view call);
   // Collective allocation; returns once every node has made it, so no node can operate on
   // pages another does not know yet.
   [[nodiscard]] absl::StatusOr<std::uint64_t> allocate(std::uint64_t count, std::uint8_t width,
@@ -69,6 +71,9 @@ class node_state {
   // NIC's queue, and the sender's credits, are free again.
   void drop_in_place(message::holder* h);
   [[nodiscard]] absl::StatusOr<std::optional<notice>> try_iso_receive();
+  // This node has passed the job's end barrier: its process may end from now on without
+  // the other nodes taking it for failed.
+  void leave() { boot_->leave(); }
   // node::quiet(): until every isochron this node issued has executed on every node.
   [[nodiscard]] absl::Status quiet();
   // OK, or why a call that waits for this node's isochrons cannot be made now: the node
@@ -81,6 +86,9 @@ class node_state {
   std::unique_ptr<runtime::bootstrap> boot_;
   std::unique_ptr<nicfw::engine> nic_;
   iso::options options_;
+  // What every node must agree on from the start (topology, memory layout settings); it
+  // goes into every barrier's digest.
+  std::uint64_t agreement_ = 0;
   runtime::shared_memory_manager smm_;
   message pop_inbox();
   // Moves a message's bytes out of the NIC's queue into a copy, releasing its record.

@@ -59,6 +59,7 @@ bool run_node(const std::shared_ptr<comm::shm_segment>& segment, std::uint32_t r
     body(*self);
     self->quiesce();  // everything this node issued has executed here
     self->barrier();  // end: every node keeps serving the others until all are done
+    detail::node_state::of(*self).leave();  // this process may end now: nobody needs it
     return true;
   } catch (const std::exception& e) {
     ISO_LOG(runtime, error, "node %u failed: %s", rank, e.what());
@@ -123,7 +124,10 @@ absl::StatusOr<job_plan> plan_job(const options& requested) {
 std::unique_ptr<node> make_node(const std::shared_ptr<comm::shm_segment>& segment,
                                 std::uint32_t rank, const job_plan& plan) {
   base::set_log_node(static_cast<int>(rank));
-  auto boot = std::make_unique<segment_bootstrap>(segment, rank, plan.env.secret);
+  // A peer stopped for half the barrier time-out fails the job before a barrier that waits
+  // for it would, so the error names the stopped node and why.
+  auto boot = std::make_unique<segment_bootstrap>(
+      segment, rank, plan.env.secret, absl::FromChrono(plan.opts.barrier_timeout) / 2);
   const nicfw::engine_options nic_options{.where = nic_placement_of(plan.opts),
                                           .local_nodes = segment->nodes(),
                                           .local_index = rank,

@@ -37,16 +37,27 @@ class bootstrap {
   // Waits for every node; DeadlineExceeded after `timeout`, Aborted when the job failed.
   [[nodiscard]] virtual absl::Status barrier(absl::Duration timeout) = 0;
   // The barrier in two steps, for a node that must keep serving others while it waits:
-  // arrive, then test until passed (Aborted when the job failed). Never blocks.
-  [[nodiscard]] virtual std::uint64_t barrier_arrive() = 0;
+  // arrive, then test until passed (Aborted when the job failed). Never blocks. `digest`
+  // names the collective call this node makes there (runtime/collective_digest.hpp).
+  [[nodiscard]] virtual std::uint64_t barrier_arrive(std::uint64_t digest) = 0;
   [[nodiscard]] virtual absl::StatusOr<bool> barrier_passed(std::uint64_t ticket) const = 0;
+  // Once barrier `ticket` passed: the digest `node` arrived with.
+  [[nodiscard]] virtual std::uint64_t barrier_digest(std::uint32_t node,
+                                                     std::uint64_t ticket) const = 0;
+  // Whether `node` has arrived at barrier `ticket` (to name the missing after a time-out).
+  [[nodiscard]] virtual bool barrier_arrived(std::uint32_t node, std::uint64_t ticket) const = 0;
   // A monotone per-node mark published before barrier_arrive() and reduced with max after
   // the barrier passed (the node runtime publishes the last logical time it issued for).
   virtual void publish_mark(std::uint64_t value) = 0;
   [[nodiscard]] virtual std::uint64_t max_mark() const = 0;
   // Tells the other nodes this one failed, so their bootstrap calls stop waiting.
   virtual void abort_job() = 0;
-  // OK while no node has failed; then Aborted, naming the node. Never blocks.
+  // This node leaves the job (it passed the job's end barrier): from now on its process
+  // may end without the others taking it for failed.
+  virtual void leave() = 0;
+  // OK while no node has failed; then Aborted, naming the node. A node whose process ended
+  // before it left the job, or that stays stopped (SIGSTOP, a debugger) for longer than the
+  // bootstrap's limit, counts as failed: the first to notice marks it so. Never blocks.
   [[nodiscard]] virtual absl::Status job_status() const = 0;
 };
 

@@ -4,17 +4,23 @@
 
 #include <memory>
 #include <string>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
 
 #include "comm/shm_segment.hpp"
 #include "runtime/bootstrap/bootstrap.hpp"
 #include "runtime/bootstrap/key_value_board.hpp"
+#include "runtime/bootstrap/process_probe.hpp"
 
 namespace iso::runtime {
 
 class segment_bootstrap final : public bootstrap {
  public:
+  // `stopped_limit`: how long another node's process may stay stopped before this node
+  // takes it for failed.
   segment_bootstrap(std::shared_ptr<comm::shm_segment> segment, std::uint32_t rank,
-                    std::string secret);
+                    std::string secret, absl::Duration stopped_limit);
 
   [[nodiscard]] std::uint32_t rank() const override { return rank_; }
   [[nodiscard]] std::uint32_t size() const override { return segment_->nodes(); }
@@ -24,14 +30,24 @@ class segment_bootstrap final : public bootstrap {
   [[nodiscard]] absl::StatusOr<std::string> get(std::uint32_t node,
                                                 std::string_view key) const override;
   [[nodiscard]] absl::Status barrier(absl::Duration timeout) override;
-  [[nodiscard]] std::uint64_t barrier_arrive() override { return segment_->barrier_arrive(); }
+  [[nodiscard]] std::uint64_t barrier_arrive(std::uint64_t digest) override {
+    return segment_->barrier_arrive(rank_, digest);
+  }
   [[nodiscard]] absl::StatusOr<bool> barrier_passed(std::uint64_t ticket) const override {
     return segment_->barrier_passed(static_cast<std::uint32_t>(ticket));
+  }
+  [[nodiscard]] std::uint64_t barrier_digest(std::uint32_t node,
+                                             std::uint64_t ticket) const override {
+    return segment_->barrier_digest(node, static_cast<std::uint32_t>(ticket));
+  }
+  [[nodiscard]] bool barrier_arrived(std::uint32_t node, std::uint64_t ticket) const override {
+    return segment_->barrier_arrived(node, static_cast<std::uint32_t>(ticket));
   }
   void publish_mark(std::uint64_t value) override { segment_->publish_mark(rank_, value); }
   [[nodiscard]] std::uint64_t max_mark() const override { return segment_->max_mark(); }
   void abort_job() override;
-  [[nodiscard]] absl::Status job_status() const override { return segment_->job_status(); }
+  void leave() override { segment_->mark_left(rank_); }
+  [[nodiscard]] absl::Status job_status() const override;
 
   [[nodiscard]] const std::shared_ptr<comm::shm_segment>& segment() const { return segment_; }
 
@@ -40,6 +56,18 @@ class segment_bootstrap final : public bootstrap {
   std::uint32_t rank_;
   std::string secret_;
   key_value_board own_board_;
+  absl::Duration stopped_limit_;
+
+  // What this node last saw of each other node's process (job_status() looks now and then).
+  struct peer_watch {
+    std::uint64_t start_time = 0;  // 0: not seen yet
+    absl::Time stopped_since = absl::InfiniteFuture();
+  };
+  // Looks at the other nodes' processes; marks the first one found gone or stopped too long.
+  void check_peers() const;
+  mutable absl::Mutex watch_mutex_;  // inproc nodes share nothing, but be safe with threads
+  mutable absl::Time next_check_ ABSL_GUARDED_BY(watch_mutex_) = absl::InfinitePast();
+  mutable std::vector<peer_watch> peers_ ABSL_GUARDED_BY(watch_mutex_);
 };
 
 }  // namespace iso::runtime

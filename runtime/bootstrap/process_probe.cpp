@@ -1,0 +1,44 @@
+#include "runtime/bootstrap/process_probe.hpp"
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+
+namespace iso::runtime {
+
+process_sample probe_process(pid_t pid) {
+  std::ifstream in(absl::StrCat("/proc/", pid, "/stat"));
+  std::string line;
+  if (!in || !std::getline(in, line)) return {};
+  // The command name (field 2) is in parentheses and may hold spaces or parentheses: the
+  // fields after it start behind the last ')'.
+  const std::size_t close = line.rfind(')');
+  if (close == std::string::npos) return {};
+  std::istringstream fields(line.substr(close + 1));
+  // Field 3 is the state; the start time is field 22, 19 fields after it.
+  char state = 0;
+  fields >> state;
+  std::string skipped;
+  for (int i = 0; i < 18 && fields; ++i) fields >> skipped;
+  process_sample sample;
+  if (!(fields >> sample.start_time)) return {};
+  switch (state) {
+    case 'Z':
+    case 'X':
+    case 'x':
+      sample.state = process_state::gone;
+      break;
+    case 'T':
+    case 't':
+      sample.state = process_state::stopped;
+      break;
+    default:
+      sample.state = process_state::running;
+      break;
+  }
+  return sample;
+}
+
+}  // namespace iso::runtime

@@ -1,0 +1,26 @@
+// What the kernel says about the process hosting another node of the job: whether it is
+// still there, and whether it is stopped. A node that waits for another asks this when it
+// has been idle a while, so a peer that exited without failing or was stopped does not
+// leave it waiting forever (DESIGN section 7: nothing hangs).
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+
+namespace iso::runtime {
+
+enum class process_state { running, stopped, gone };
+
+struct process_sample {
+  process_state state = process_state::gone;
+  // When the process started (clock ticks after boot): a different value for the same pid
+  // means the pid was reused by another process, and the one we knew is gone.
+  std::uint64_t start_time = 0;
+};
+
+// Reads /proc/<pid>/stat. A zombie counts as gone; a process stopped by a signal or by a
+// tracer counts as stopped.
+[[nodiscard]] process_sample probe_process(pid_t pid);
+
+}  // namespace iso::runtime
