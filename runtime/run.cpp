@@ -67,6 +67,26 @@ bool run_node(const std::shared_ptr<comm::shm_segment>& segment, std::uint32_t r
   }
 }
 
+// Set once this process has tried to join a launched (shm) job: its descriptors are spent
+// (the segment's is closed with the node), and its rank is claimed in the segment.
+std::atomic<bool> g_joined_launched_job{false};
+
+// Joins this process's node of a job started by a launcher, once per process.
+absl::StatusOr<std::shared_ptr<comm::shm_segment>> join_launched_segment(
+    const runtime::job_plan& plan) {
+  const runtime::launch_environment& env = plan.env;
+  if (g_joined_launched_job.exchange(true)) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "this process has already joined its job as node %u (iso::run or iso_init); a process "
+        "joins a job started by isorun once",
+        *env.rank));
+  }
+  if (absl::Status s = runtime::claim_launch_descriptors(env); !s.ok()) return s;
+  comm::shm_options options = segment_options(plan.opts);
+  options.report_fd = env.report_fd.value_or(-1);
+  return comm::shm_segment::join(*env.shm_fd, *env.rank, env.size, env.secret, options);
+}
+
 int start_failure(const absl::Status& status) {
   std::fprintf(stderr, "iso: cannot start the job: %s\n", std::string(status.message()).c_str());
   return 1;
@@ -82,8 +102,7 @@ int run(int argc, char** argv, const options& requested, const std::function<voi
   const runtime::launch_environment& env = plan->env;
 
   if (env.transport == runtime::transport_kind::shm && env.shm_fd) {
-    auto segment = comm::shm_segment::join(*env.shm_fd, *env.rank, env.size, env.secret,
-                                           segment_options(plan->opts));
+    auto segment = join_launched_segment(*plan);
     if (!segment.ok()) return start_failure(segment.status());
     return run_node(*segment, *env.rank, *plan, body) ? 0 : 1;
   }
@@ -147,8 +166,7 @@ absl::StatusOr<process_node> join_process_node(const job_plan& plan) {
   const launch_environment& env = plan.env;
   process_node joined;
   if (env.transport == transport_kind::shm && env.shm_fd) {
-    auto segment = comm::shm_segment::join(*env.shm_fd, *env.rank, env.size, env.secret,
-                                           segment_options(plan.opts));
+    auto segment = join_launched_segment(plan);
     if (!segment.ok()) return segment.status();
     joined.segment = *std::move(segment);
     joined.rank = *env.rank;

@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -401,8 +402,11 @@ TEST(Isorun, HelpPrintsUsageAndSucceeds) {
     ASSERT_TRUE(result.exited);
     EXPECT_EQ(result.exit_code, 0) << flag;
     EXPECT_EQ(result.err, "") << flag;
-    for (const char* documented : {"usage: isorun", "ISO_RANK", "ISO_SIZE", "ISO_TRANSPORT",
-                                   "ISO_JOB_ID", "ISO_SHM_FD", "ISO_JOB_SECRET"}) {
+    for (const char* documented :
+         {"usage: isorun", "ISO_RANK", "ISO_SIZE", "ISO_TRANSPORT", "ISO_JOB_ID", "ISO_SHM_FD",
+          "ISO_JOB_SECRET", "ISO_REPORT_FD", "127      the program was not found",
+          "126      the program was found but could not be executed",
+          "124      the job ran past --timeout"}) {
       EXPECT_TRUE(contains(result.out, documented)) << flag << " does not mention " << documented;
     }
   }
@@ -487,9 +491,14 @@ TEST(Isorun, TagOutputPrefixesWholeLines) {
 TEST(Isorun, MissingProgramCannotRun) {
   const outcome result = run_isorun({"-n", "2", "--", "/nonexistent/launcher-test-program"});
   ASSERT_TRUE(result.exited);
-  EXPECT_NE(result.exit_code, 0);
+  EXPECT_EQ(result.exit_code, 127);  // as --help says, and as shells do
   EXPECT_TRUE(contains(result.err, "cannot run '/nonexistent/launcher-test-program'"))
       << result.err;
+  // Something that is there but cannot be executed (a directory): 126.
+  const outcome not_executable = run_isorun({"-n", "1", "--", "/"});
+  ASSERT_TRUE(not_executable.exited);
+  EXPECT_EQ(not_executable.exit_code, 126) << not_executable.err;
+  EXPECT_TRUE(contains(not_executable.err, "cannot run '/'")) << not_executable.err;
 }
 
 }  // namespace
@@ -514,6 +523,130 @@ TEST(Isorun, PrintConfigShowsEffectiveSettings) {
   const outcome huge = run_isorun({"--print-config"}, {"ISO_WINDOW_BYTES=1099511627776"});
   ASSERT_EQ(huge.exit_code, 0);
   EXPECT_NE(huge.out.find("the largest is 64 GiB"), std::string::npos) << huge.out;
+}
+
+}  // namespace
+
+namespace {
+
+// Waits until every process of `pids` has ended (not necessarily been reaped: after isorun
+// dies its orphans belong to someone else); false if one is still running after `limit`.
+bool all_end_within(const std::vector<pid_t>& pids, std::chrono::milliseconds limit) {
+  const auto deadline = steady::now() + limit;
+  for (const pid_t pid : pids) {
+    const int fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+    if (fd == -1) continue;  // already gone and reaped
+    pollfd p{fd, POLLIN, 0};
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - steady::now());
+    const int ready = ::poll(&p, 1, static_cast<int>(std::max<long>(left.count(), 0)));
+    ::close(fd);
+    if (ready <= 0) return false;
+  }
+  return true;
+}
+
+// What a node started (here a `sleep` in the background of the node's shell) is stopped
+// with the job, and does not hold isorun's output open after it (finish() checks that).
+TEST(Isorun, StoppingAJobStopsWhatItsNodesStarted) {
+  // Node 1 fails once node 0 has printed its sleep's pid (and made a file to say so).
+  char dir_template[] = "/tmp/launcher_test.XXXXXX";
+  ASSERT_NE(::mkdtemp(dir_template), nullptr);
+  const std::string ready = std::string(dir_template) + "/ready";
+  const outcome result =
+      run_isorun({"-n", "2", "--tag-output", "--", "sh", "-c",
+                  "sleep 60 & echo $!; if [ $ISO_RANK = 1 ]; then while [ ! -e " + ready +
+                      " ]; do :; done; exit 3; fi; touch " + ready + "; wait"});
+  ::unlink(ready.c_str());
+  ::rmdir(dir_template);
+  ASSERT_TRUE(result.exited);
+  EXPECT_EQ(result.exit_code, 3) << result.err;
+  const std::vector<pid_t> pids = pids_in(result.out);
+  EXPECT_EQ(pids.size(), 2u) << result.out;
+  expect_all_gone(pids);
+}
+
+// The same when the job ends well but a node leaves something running behind it.
+TEST(Isorun, NothingANodeStartedOutlivesTheJob) {
+  const outcome result =
+      run_isorun({"-n", "1", "--", "sh", "-c", "sleep 60 > /dev/null 2>&1 & echo $!"});
+  ASSERT_TRUE(result.exited);
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  const std::vector<pid_t> pids = pids_in(result.out);
+  EXPECT_EQ(pids.size(), 1u) << result.out;
+  EXPECT_TRUE(all_end_within(pids, 5s)) << result.out;
+}
+
+// isorun killed with SIGKILL cannot stop anything itself; what the nodes started must still
+// go (the nodes themselves die with isorun).
+TEST(Isorun, KillingIsorunStopsWhatItsNodesStarted) {
+  isorun_process isorun({"-n", "2", "--tag-output", "--", "sh", "-c", "sleep 60 & echo $!; wait"});
+  ASSERT_TRUE(isorun.read_stdout_lines(2)) << "the nodes did not all start";
+  ASSERT_EQ(::kill(isorun.pid(), SIGKILL), 0);
+  const outcome result = isorun.finish();
+  EXPECT_FALSE(result.exited && result.exit_code == 0);
+  EXPECT_TRUE(all_end_within(pids_in(result.out), 10s)) << result.out;
+}
+
+TEST(Isorun, NamesTheNodeThatFailedFirstNotTheFirstToExit) {
+  // Node 2 throws; nodes 0 and 1 stop because of it and exit before node 2 does.
+  const outcome result = run_isorun({"-n", "3", "--", PROBE_PATH, "fail", "2"});
+  ASSERT_TRUE(result.exited);
+  EXPECT_EQ(result.exit_code, 1) << result.err;
+  std::vector<std::string> verdicts;
+  for (const std::string& line : lines_of(result.err)) {
+    if (line.rfind("isorun: ", 0) == 0) verdicts.push_back(line);
+  }
+  ASSERT_EQ(verdicts.size(), 1u) << result.err;
+  EXPECT_TRUE(contains(verdicts[0], "node 2 ")) << result.err;
+}
+
+// Two iso programs one after the other in one node: the second cannot join the job again
+// (it would re-initialise or share a node's rings) and says why, and nothing hangs.
+TEST(Isorun, ARankIsJoinedOnce) {
+  const std::string probe = PROBE_PATH;
+  const outcome result =
+      run_isorun({"-n", "2", "--", "sh", "-c", probe + " ok && " + probe + " ok"});
+  ASSERT_TRUE(result.exited);
+  EXPECT_EQ(result.exit_code, 1) << result.err;
+  EXPECT_TRUE(contains(result.err, "has already been joined by another process")) << result.err;
+  EXPECT_FALSE(contains(result.err, "holds")) << result.err;
+}
+
+// What an iso program starts does not inherit the job's segment.
+TEST(Isorun, TheSegmentIsNotInheritedByANodesChildren) {
+  const outcome result = run_isorun({"-n", "2", "--", PROBE_PATH, "child"});
+  ASSERT_TRUE(result.exited);
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_TRUE(contains(result.out, "child: closed")) << result.out;
+  EXPECT_FALSE(contains(result.out, "child: inherited")) << result.out;
+}
+
+// iso::run a second time in a node's process: a clear error, not a broken descriptor.
+TEST(Isorun, SecondRunInAProcessIsRefusedClearly) {
+  const outcome result = run_isorun({"-n", "2", "--", PROBE_PATH, "twice"});
+  ASSERT_TRUE(result.exited);
+  EXPECT_EQ(result.exit_code, 1) << result.err;
+  EXPECT_TRUE(contains(result.err, "already joined its job as node")) << result.err;
+  EXPECT_FALSE(contains(result.err, "Bad file descriptor")) << result.err;
+}
+
+// ISO_SHM_FD naming an ordinary file is refused; the file is left as it was.
+TEST(Isorun, ASegmentDescriptorThatIsAFileIsRefused) {
+  char dir_template[] = "/tmp/launcher_test.XXXXXX";
+  ASSERT_NE(::mkdtemp(dir_template), nullptr);
+  const std::string file = std::string(dir_template) + "/precious";
+  const outcome result = run_isorun(
+      {"-n", "1", "--", "sh", "-c",
+       "echo precious > " + file + "; exec 7<>" + file + "; ISO_SHM_FD=7 exec " PROBE_PATH " ok"});
+  struct stat st {};
+  const bool present = ::stat(file.c_str(), &st) == 0;
+  ::unlink(file.c_str());
+  ::rmdir(dir_template);
+  ASSERT_TRUE(result.exited);
+  EXPECT_EQ(result.exit_code, 1) << result.err;
+  EXPECT_TRUE(contains(result.err, "ISO_SHM_FD is 7, which is '" + file + "'")) << result.err;
+  ASSERT_TRUE(present);
+  EXPECT_EQ(st.st_size, 9) << "the file was changed";
 }
 
 }  // namespace

@@ -1,0 +1,60 @@
+// A small iso program the launcher tests run under isorun, one behaviour per argument:
+//   ok          joins, passes a barrier, prints "node <id> ok"
+//   child       also runs a shell in its body that says whether it inherited the segment
+//   twice       calls iso::run a second time after the first returned; exits with its status
+//   fail <n>    node <n> throws; the others wait in a barrier, which the failure ends. Node
+//               <n> then takes its time to exit, as a node with a slow teardown would, so
+//               that the bystanders exit first.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include "iso/iso.hpp"
+
+namespace {
+
+int run_ok(int argc, char** argv, bool spawn_child) {
+  return iso::run(argc, argv, [spawn_child](iso::node& node) {
+    node.barrier();
+    if (spawn_child) {
+      std::fflush(stdout);
+      // /proc/self is the shell here: is the launcher's descriptor open in it?
+      (void)std::system(
+          "if test -e /proc/self/fd/$ISO_SHM_FD; then echo child: inherited; "
+          "else echo child: closed; fi");
+    }
+    std::printf("node %u ok\n", node.id());
+  });
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string mode = argc > 1 ? argv[1] : "ok";
+  if (mode == "ok" || mode == "child") return run_ok(argc, argv, mode == "child");
+  if (mode == "twice") {
+    const int first = run_ok(argc, argv, false);
+    if (first != 0) return first;
+    return run_ok(argc, argv, false);
+  }
+  if (mode == "fail" && argc > 2) {
+    const unsigned culprit = static_cast<unsigned>(std::atoi(argv[2]));
+    const int status = iso::run(argc, argv, [culprit](iso::node& node) {
+      if (node.id() == culprit) throw std::runtime_error("the probe fails here");
+      node.barrier();
+    });
+    // A slow teardown, not a synchronisation: whichever node exits first, isorun must name
+    // the one that failed.
+    if (status != 0 && std::getenv("ISO_RANK") == std::to_string(culprit)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    }
+    return status;
+  }
+  std::fprintf(stderr, "launch_probe: unknown mode '%s'\n", mode.c_str());
+  return 2;
+}
