@@ -522,7 +522,9 @@ TEST(Isorun, PrintConfigShowsEffectiveSettings) {
   EXPECT_NE(plain.out.find("ISO_DIRECT_READS"), std::string::npos) << plain.out;
   const outcome huge = run_isorun({"--print-config"}, {"ISO_WINDOW_BYTES=1099511627776"});
   ASSERT_EQ(huge.exit_code, 0);
-  EXPECT_NE(huge.out.find("the largest is 64 GiB"), std::string::npos) << huge.out;
+  EXPECT_NE(huge.out.find("ISO_WINDOW_BYTES is '1099511627776'; valid values: 0 to 68719476736"),
+            std::string::npos)
+      << huge.out;
 }
 
 }  // namespace
@@ -647,6 +649,57 @@ TEST(Isorun, ASegmentDescriptorThatIsAFileIsRefused) {
   EXPECT_TRUE(contains(result.err, "ISO_SHM_FD is 7, which is '" + file + "'")) << result.err;
   ASSERT_TRUE(present);
   EXPECT_EQ(st.st_size, 9) << "the file was changed";
+}
+
+}  // namespace
+
+namespace {
+
+// Every setting is checked against what works, and the error names the variable, the bad
+// value and the valid range; nothing out of range reaches the job (a 256-byte ring used to
+// pass and then fail on the first large packet).
+TEST(Isorun, SettingsOutsideTheirRangeAreRefusedWithTheRange) {
+  struct bad_setting {
+    std::string assignment;
+    std::string message;
+  };
+  const std::vector<bad_setting> cases = {
+      {"ISO_RING_CAPACITY=256",
+       "ISO_RING_CAPACITY is '256'; valid values: power of two, 1024 to 1073741824"},
+      {"ISO_RING_CAPACITY=3000", "ISO_RING_CAPACITY is '3000'; valid values: power of two"},
+      {"ISO_JOIN_TIMEOUT_MS=99999999999999999",
+       "ISO_JOIN_TIMEOUT_MS is '99999999999999999'; valid values: 1 to 604800000"},
+      {"ISO_BARRIER_TIMEOUT_MS=0", "ISO_BARRIER_TIMEOUT_MS is '0'; valid values: 1 to 604800000"},
+      {"ISO_CREDIT_WINDOW=100", "ISO_CREDIT_WINDOW is '100'; valid values: 4096 to 1073741824"},
+      {"ISO_PAGE_VARIABLES=3", "ISO_PAGE_VARIABLES is '3'; valid values: power of two, 1 to"},
+      {"ISO_NIC_SPIN_US=5000000", "ISO_NIC_SPIN_US is '5000000'; valid values: 0 to 1000000"},
+      {"ISO_WINDOW_BYTES=x", "ISO_WINDOW_BYTES is 'x', not a number of bytes"},
+  };
+  for (const bad_setting& bad : cases) {
+    const outcome result = run_isorun({"-n", "2", "--", PROBE_PATH, "ok"}, {bad.assignment});
+    ASSERT_TRUE(result.exited) << bad.assignment;
+    EXPECT_EQ(result.exit_code, 1) << bad.assignment << ": " << result.err;
+    EXPECT_TRUE(contains(result.err, bad.message)) << bad.assignment << ": " << result.err;
+  }
+}
+
+// The table shows each setting's valid values, and ISO_PAGE_VARIABLES overrides the page
+// size like any other setting.
+TEST(Isorun, PrintConfigShowsRangesAndPageVariables) {
+  const outcome plain = run_isorun({"--print-config"});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_TRUE(contains(plain.out, "valid values")) << plain.out;
+  EXPECT_TRUE(contains(plain.out, "power of two, 1024 to 1073741824")) << plain.out;
+  const outcome pages = run_isorun({"--print-config"}, {"ISO_PAGE_VARIABLES=64"});
+  ASSERT_EQ(pages.exit_code, 0) << pages.err;
+  bool found = false;
+  for (const std::string& line : lines_of(pages.out)) {
+    if (line.rfind("ISO_PAGE_VARIABLES ", 0) == 0) {
+      found = true;
+      EXPECT_TRUE(contains(line, " 64 ")) << line;
+    }
+  }
+  EXPECT_TRUE(found) << pages.out;
 }
 
 }  // namespace
