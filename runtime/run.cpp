@@ -56,9 +56,11 @@ bool run_node(const std::shared_ptr<comm::shm_segment>& segment, std::uint32_t r
   try {
     std::unique_ptr<node> self = runtime::make_node(segment, rank, plan);
     self->barrier();  // start: nobody sends before everyone can receive
+    ISO_LOG(runtime, debug, "node %u of %u started", rank, segment->nodes());
     body(*self);
     self->quiesce();  // everything this node issued has executed here
     self->barrier();  // end: every node keeps serving the others until all are done
+    ISO_LOG(runtime, debug, "node %u finished", rank);
     return true;
   } catch (const std::exception& e) {
     ISO_LOG(runtime, error, "node %u failed: %s", rank, e.what());

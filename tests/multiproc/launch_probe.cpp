@@ -1,6 +1,8 @@
 // A small iso program the launcher tests run under isorun, one behaviour per argument:
 //   ok          joins, passes a barrier, prints "node <id> ok"
 //   child       also runs a shell in its body that says whether it inherited the segment
+//   flood       each node sends 32 messages of 3000 bytes to the next, receiving as many,
+//               and writes a shared variable in 4 isochrons (pulses, tokens and credits)
 //   twice       calls iso::run a second time after the first returned; exits with its status
 //   fail <n>    node <n> throws; the others wait in a barrier, which the failure ends. Node
 //               <n> then takes its time to exit, as a node with a slow teardown would, so
@@ -8,11 +10,13 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "iso/iso.hpp"
 
@@ -37,6 +41,21 @@ int run_ok(int argc, char** argv, bool spawn_child) {
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "ok";
   if (mode == "ok" || mode == "child") return run_ok(argc, argv, mode == "child");
+  if (mode == "flood") {
+    return iso::run(argc, argv, [](iso::node& node) {
+      const std::vector<std::byte> bytes(3000, std::byte{7});
+      for (int i = 0; i < 32; ++i) {
+        node.send((node.id() + 1) % node.count(), bytes);
+        (void)node.receive();
+      }
+      iso::shared_var<std::int64_t> v = node.allocate<std::int64_t>(1, iso::placement::on(0))[0];
+      for (std::int64_t i = 0; i < 4; ++i) {
+        iso::isochron iso(node);
+        iso.write(v, i);
+      }
+      node.barrier();
+    });
+  }
   if (mode == "twice") {
     const int first = run_ok(argc, argv, false);
     if (first != 0) return first;

@@ -703,3 +703,32 @@ TEST(Isorun, PrintConfigShowsRangesAndPageVariables) {
 }
 
 }  // namespace
+
+namespace {
+
+// ISO_DEBUG shows what a user debugging a job needs, per component: pulses (nicfw.siu),
+// tokens (nicfw.tm) and credits (nicfw.credit); nothing at all when it is not set.
+TEST(Isorun, DebugLogsShowPulsesTokensAndCreditsPerComponent) {
+  const std::vector<std::string> flood = {"-n", "2", "--", PROBE_PATH, "flood"};
+  const outcome all = run_isorun(flood, {"ISO_DEBUG=nicfw", "ISO_CREDIT_WINDOW=4096"});
+  ASSERT_TRUE(all.exited);
+  EXPECT_EQ(all.exit_code, 0) << all.err;
+  for (const char* expected :
+       {"debug nicfw.siu: node ", " closed pulse ", " sends token ",
+        "debug nicfw.tm: token manager of switch 0 sends token ", "debug nicfw.credit: node ",
+        " waits for credit to send 3072 bytes of class 1 to node "}) {
+    EXPECT_TRUE(contains(all.err, expected)) << "no '" << expected << "' in:\n" << all.err;
+  }
+
+  const outcome tokens = run_isorun(flood, {"ISO_DEBUG=nicfw.tm", "ISO_CREDIT_WINDOW=4096"});
+  EXPECT_EQ(tokens.exit_code, 0) << tokens.err;
+  EXPECT_TRUE(contains(tokens.err, "debug nicfw.tm: ")) << tokens.err;
+  EXPECT_FALSE(contains(tokens.err, "nicfw.siu")) << tokens.err;
+  EXPECT_FALSE(contains(tokens.err, "nicfw.credit")) << tokens.err;
+
+  const outcome quiet = run_isorun(flood, {"ISO_CREDIT_WINDOW=4096"});
+  EXPECT_EQ(quiet.exit_code, 0) << quiet.err;
+  EXPECT_EQ(quiet.err, "");
+}
+
+}  // namespace
