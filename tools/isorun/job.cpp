@@ -451,10 +451,13 @@ void job::signal_running(int signo) {
   for (node_process& node : nodes_) {
     if (node.pid <= 0 || node.group_gone) continue;
     if (::kill(-node.pid, signo) == -1 && errno == ESRCH) {
-      // The group is empty; a pid that is a group id is not reused while the group lives,
-      // but once empty it may be, so it is never signalled again.
-      node.group_gone = true;
-      if (node.running) ::kill(node.pid, signo);  // not its group's leader yet (just forked)
+      if (node.running) {
+        ::kill(node.pid, signo);  // cannot happen (the group exists before we record it)
+      } else {
+        // The group is empty; a pid that is a group id is not reused while the group
+        // lives, but once empty it may be, so it is never signalled again.
+        node.group_gone = true;
+      }
     }
   }
 }
