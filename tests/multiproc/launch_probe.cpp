@@ -3,10 +3,14 @@
 //   child       also runs a shell in its body that says whether it inherited the segment
 //   flood       each node sends 32 messages of 3000 bytes to the next, receiving as many,
 //               and writes a shared variable in 4 isochrons (pulses, tokens and credits)
+//   stranger    node 1 reopens the segment through /proc and starts `launch-probe ok` on it
+//               as node 0 and as node 1 of the running job, with the job's secret; prints
+//               each one's exit status ("stranger 0: 1")
 //   twice       calls iso::run a second time after the first returned; exits with its status
 //   fail <n>    node <n> throws; the others wait in a barrier, which the failure ends. Node
 //               <n> then takes its time to exit, as a node with a slow teardown would, so
 //               that the bystanders exit first.
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -54,6 +58,26 @@ int main(int argc, char** argv) {
         iso.write(v, i);
       }
       node.barrier();
+    });
+  }
+  if (mode == "stranger") {
+    const std::string self = argv[0];
+    return iso::run(argc, argv, [&self](iso::node& node) {
+      node.barrier();
+      if (node.id() == 1) {
+        const std::string path = std::string("/proc/self/fd/") + std::getenv("ISO_SHM_FD");
+        const int fd = ::open(path.c_str(), O_RDWR);  // inheritable, unlike the runtime's
+        for (const char* rank : {"0", "1"}) {
+          const std::string command = "env -u ISO_REPORT_FD ISO_RANK=" + std::string(rank) +
+                                      " ISO_SHM_FD=" + std::to_string(fd) + " " + self +
+                                      " ok; echo stranger " + rank + ": $?";
+          std::fflush(stdout);
+          (void)std::system(command.c_str());
+        }
+        ::close(fd);
+      }
+      node.barrier();
+      std::printf("node %u ok\n", node.id());
     });
   }
   if (mode == "twice") {

@@ -732,3 +732,21 @@ TEST(Isorun, DebugLogsShowPulsesTokensAndCreditsPerComponent) {
 }
 
 }  // namespace
+
+namespace {
+
+// A process that reopens the running job's segment through /proc and knows the secret
+// cannot take the place of a node that is running: refused, and the job goes on unharmed.
+TEST(Isorun, AStrangerCannotJoinARunningJob) {
+  const outcome result = run_isorun({"-n", "2", "--", PROBE_PATH, "stranger"});
+  ASSERT_TRUE(result.exited);
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_TRUE(contains(result.out, "stranger 0: 1")) << result.out;
+  EXPECT_TRUE(contains(result.out, "stranger 1: 1")) << result.out;
+  EXPECT_TRUE(contains(result.out, "node 0 ok")) << result.out;
+  EXPECT_TRUE(contains(result.out, "node 1 ok")) << result.out;
+  EXPECT_TRUE(contains(result.err, "node 0 of this job has already been joined")) << result.err;
+  EXPECT_TRUE(contains(result.err, "node 1 of this job has already been joined")) << result.err;
+}
+
+}  // namespace
