@@ -46,8 +46,13 @@ constexpr std::string_view level_name(log_level level) {
 
 bool log_enabled(std::string_view component, log_level level) {
   if (level <= log_level::info) return true;
+  // A selected prefix names whole components: "nicfw" selects "nicfw.siu", not "nicfwx".
   for (const std::string& selected : debug_selection()) {
-    if (selected == "all" || component.substr(0, selected.size()) == selected) return true;
+    if (selected == "all" || component == selected ||
+        (component.size() > selected.size() && component.substr(0, selected.size()) == selected &&
+         component[selected.size()] == '.')) {
+      return true;
+    }
   }
   return false;
 }

@@ -1,5 +1,6 @@
 #include "comm/shm_segment.hpp"
 
+#include <fcntl.h>
 #include <linux/futex.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -10,6 +11,7 @@
 #include <climits>
 #include <cstring>
 #include <thread>
+#include <utility>
 
 #include "absl/strings/str_format.h"
 #include "base/errno_status.hpp"
@@ -30,6 +32,10 @@ struct shm_segment::header {
   alignas(64) std::atomic<std::uint32_t> barrier_arrived;
   std::atomic<std::uint32_t> barrier_generation;
   alignas(64) std::atomic<std::uint32_t> failed;  // 0, or 1 + the node that failed
+  // One bit per rank, set by the process that joined as that rank. A rank is joined once:
+  // a second process claiming it (a program run after another in one node, a stranger that
+  // opened the segment) would corrupt the rings and the boards of the one already there.
+  alignas(64) std::atomic<std::uint64_t> claimed[kMaxNodes / 64];
 };
 
 // What the segment keeps of each node beside its board, on a cache line of its own.
@@ -81,9 +87,10 @@ absl::StatusOr<std::byte*> map(int fd, std::size_t bytes) {
 }
 
 absl::Status check_shape(std::uint32_t rank, std::uint32_t size, std::string_view secret) {
-  if (size == 0 || rank >= size) {
+  if (size == 0 || size > shm_segment::kMaxNodes || rank >= size) {
     return absl::InvalidArgumentError(
-        absl::StrFormat("node %u is not a node of a job of %u nodes", rank, size));
+        absl::StrFormat("node %u is not a node of a job of %u nodes (a job has 1 to %u nodes)",
+                        rank, size, shm_segment::kMaxNodes));
   }
   if (secret.size() > shm_segment::kMaxSecretBytes) {
     return absl::InvalidArgumentError(absl::StrFormat("job secret of %u bytes exceeds %u",
@@ -92,28 +99,93 @@ absl::Status check_shape(std::uint32_t rank, std::uint32_t size, std::string_vie
   return absl::OkStatus();
 }
 
+// Closes the descriptors join() was given unless they were handed to a segment.
+class owned_fds {
+ public:
+  owned_fds(int fd, int report_fd) : fd_(fd), report_fd_(report_fd) {}
+  owned_fds(const owned_fds&) = delete;
+  owned_fds& operator=(const owned_fds&) = delete;
+  ~owned_fds() {
+    if (fd_ != -1) ::close(fd_);
+    if (report_fd_ != -1) ::close(report_fd_);
+  }
+  void release() { fd_ = report_fd_ = -1; }
+
+ private:
+  int fd_;
+  int report_fd_;
+};
+
+// A mapping of the segment's first page, undone when it goes out of scope.
+class header_page {
+ public:
+  static absl::StatusOr<header_page> map_of(int fd) {
+    absl::StatusOr<std::byte*> base = map(fd, kHeaderBytes);
+    if (!base.ok()) return base.status();
+    return header_page(*base);
+  }
+  header_page(header_page&& other) noexcept : base_(std::exchange(other.base_, nullptr)) {}
+  header_page(const header_page&) = delete;
+  header_page& operator=(const header_page&) = delete;
+  ~header_page() {
+    if (base_ != nullptr) ::munmap(base_, kHeaderBytes);
+  }
+  [[nodiscard]] std::byte* base() const { return base_; }
+
+ private:
+  explicit header_page(std::byte* base) : base_(base) {}
+  std::byte* base_;
+};
+
 }  // namespace
 
 shm_segment::shm_segment(int fd, std::byte* base, std::size_t bytes, fabric_layout layout,
-                         std::size_t window_bytes, bool shuffle)
+                         std::size_t window_bytes, bool shuffle, int report_fd)
     : fd_(fd),
       base_(base),
       bytes_(bytes),
       layout_(layout),
       window_bytes_(window_bytes),
-      shuffle_(shuffle) {}
+      shuffle_(shuffle),
+      report_fd_(report_fd) {}
 
 shm_segment::~shm_segment() {
   ::munmap(base_, bytes_);
   ::close(fd_);
+  if (report_fd_ != -1) ::close(report_fd_);
 }
 
 shm_segment::header& shm_segment::head() const { return *reinterpret_cast<header*>(base_); }
 
+bool shm_segment::claim(header& h, std::uint32_t rank) {
+  const std::uint64_t bit = std::uint64_t{1} << (rank % 64);
+  return (h.claimed[rank / 64].fetch_or(bit, std::memory_order_acq_rel) & bit) == 0;
+}
+
+absl::Status shm_segment::already_joined(std::uint32_t rank) {
+  return absl::FailedPreconditionError(absl::StrFormat(
+      "node %u of this job has already been joined by another process; a node joins its job "
+      "once (run one iso program per node, not one after another in the same node)",
+      rank));
+}
+
 absl::StatusOr<std::shared_ptr<shm_segment>> shm_segment::initialise(int fd, std::uint32_t size,
                                                                      std::string_view secret,
                                                                      const shm_options& options) {
+  static_assert(sizeof(header) <= kHeaderBytes);
   if (absl::Status s = validate_ring_capacity(options.ring_capacity); !s.ok()) return s;
+  // Node 0 claims its rank in the first page before it writes anything, so a second process
+  // claiming node 0 cannot re-initialise a segment the job already uses. fallocate only ever
+  // grows the object (ftruncate could shrink one that node 0 already sized).
+  if (const int error = ::posix_fallocate(fd, 0, kHeaderBytes); error != 0) {
+    errno = error;
+    return base::errno_status("size the job segment's header");
+  }
+  {
+    absl::StatusOr<header_page> page = header_page::map_of(fd);
+    if (!page.ok()) return page.status();
+    if (!claim(*reinterpret_cast<header*>(page->base()), 0)) return already_joined(0);
+  }
   const fabric_layout layout{size, options.ring_capacity};
   const std::size_t window_bytes = round_to_page(options.window_bytes);
   const std::size_t bytes = windows_offset(layout) + std::size_t{size} * window_bytes;
@@ -122,7 +194,9 @@ absl::StatusOr<std::shared_ptr<shm_segment>> shm_segment::initialise(int fd, std
   }
   absl::StatusOr<std::byte*> base = map(fd, bytes);
   if (!base.ok()) return base.status();
-  auto* h = new (*base) header{};
+  // The page is zero (a fresh object) but for node 0's claim, which must stay: the fields
+  // are set one by one rather than by constructing a header over it.
+  auto* h = reinterpret_cast<header*>(*base);
   h->nodes = size;
   h->secret_length = static_cast<std::uint32_t>(secret.size());
   if (!secret.empty()) std::memcpy(h->secret, secret.data(), secret.size());
@@ -131,21 +205,19 @@ absl::StatusOr<std::shared_ptr<shm_segment>> shm_segment::initialise(int fd, std
   h->window_bytes = window_bytes;
   // Published last: the others read the fields above only after seeing the magic.
   h->magic.store(header::kMagic, std::memory_order_release);
-  return std::shared_ptr<shm_segment>(
-      new shm_segment(fd, *base, bytes, layout, window_bytes, options.shuffle_poll_order));
+  return std::shared_ptr<shm_segment>(new shm_segment(
+      fd, *base, bytes, layout, window_bytes, options.shuffle_poll_order, options.report_fd));
 }
 
 absl::StatusOr<std::shared_ptr<shm_segment>> shm_segment::join(int fd, std::uint32_t rank,
                                                                std::uint32_t size,
                                                                std::string_view secret,
                                                                const shm_options& options) {
-  if (absl::Status s = check_shape(rank, size, secret); !s.ok()) {
-    ::close(fd);
-    return s;
-  }
+  owned_fds owned(fd, options.report_fd);
+  if (absl::Status s = check_shape(rank, size, secret); !s.ok()) return s;
   if (rank == 0) {
     auto segment = initialise(fd, size, secret, options);
-    if (!segment.ok()) ::close(fd);
+    if (segment.ok()) owned.release();
     return segment;
   }
   // Wait for node 0 to size the segment, then to publish its header. Bounded: a node 0 that
@@ -154,47 +226,43 @@ absl::StatusOr<std::shared_ptr<shm_segment>> shm_segment::join(int fd, std::uint
   struct stat st {};
   absl::Duration pause = absl::Microseconds(50);
   for (;;) {
-    if (::fstat(fd, &st) != 0) {
-      absl::Status s = base::errno_status("inspect the job segment");
-      ::close(fd);
-      return s;
-    }
+    if (::fstat(fd, &st) != 0) return base::errno_status("inspect the job segment");
     if (st.st_size >= static_cast<off_t>(kHeaderBytes)) {
-      absl::StatusOr<std::byte*> base = map(fd, kHeaderBytes);
-      if (!base.ok()) {
-        ::close(fd);
-        return base.status();
-      }
-      const auto* h = reinterpret_cast<const header*>(*base);
-      const bool ready = h->magic.load(std::memory_order_acquire) == header::kMagic;
-      const std::size_t bytes = ready ? h->total_bytes : 0;
-      const fabric_layout layout{h->nodes, h->ring_capacity};
-      const std::size_t window_bytes = ready ? h->window_bytes : 0;
-      const bool secret_ok = ready && h->secret_length == secret.size() &&
-                             std::memcmp(h->secret, secret.data(), secret.size()) == 0;
-      ::munmap(*base, kHeaderBytes);
-      if (ready) {
-        if (!secret_ok) {
-          ::close(fd);
+      absl::StatusOr<header_page> page = header_page::map_of(fd);
+      if (!page.ok()) return page.status();
+      const auto* h = reinterpret_cast<const header*>(page->base());
+      if (h->magic.load(std::memory_order_acquire) == header::kMagic) {
+        const std::size_t bytes = h->total_bytes;
+        const fabric_layout layout{h->nodes, h->ring_capacity};
+        const std::size_t window_bytes = h->window_bytes;
+        if (h->secret_length != secret.size() ||
+            std::memcmp(h->secret, secret.data(), secret.size()) != 0) {
           return absl::PermissionDeniedError(
               "the job secret does not match the segment's: this process is not a member");
         }
         if (layout.nodes != size) {
-          ::close(fd);
           return absl::FailedPreconditionError(absl::StrFormat(
               "the job segment is for %u nodes, this node was told %u", layout.nodes, size));
         }
-        absl::StatusOr<std::byte*> whole = map(fd, bytes);
-        if (!whole.ok()) {
-          ::close(fd);
-          return whole.status();
+        // Sized before the magic was published; st is from before we saw the magic.
+        if (::fstat(fd, &st) != 0) return base::errno_status("inspect the job segment");
+        if (bytes > static_cast<std::size_t>(st.st_size)) {
+          return absl::FailedPreconditionError(absl::StrFormat(
+              "the job segment has %u bytes, its header says %u", st.st_size, bytes));
         }
-        return std::shared_ptr<shm_segment>(
-            new shm_segment(fd, *whole, bytes, layout, window_bytes, options.shuffle_poll_order));
+        absl::StatusOr<std::byte*> whole = map(fd, bytes);
+        if (!whole.ok()) return whole.status();
+        if (!claim(*reinterpret_cast<header*>(*whole), rank)) {
+          ::munmap(*whole, bytes);
+          return already_joined(rank);
+        }
+        owned.release();
+        return std::shared_ptr<shm_segment>(new shm_segment(fd, *whole, bytes, layout, window_bytes,
+                                                            options.shuffle_poll_order,
+                                                            options.report_fd));
       }
     }
     if (absl::Now() >= deadline) {
-      ::close(fd);
       return absl::DeadlineExceededError(
           absl::StrFormat("node 0 did not initialise the job segment within %s",
                           absl::FormatDuration(options.join_timeout)));
@@ -210,7 +278,10 @@ absl::StatusOr<std::shared_ptr<shm_segment>> shm_segment::create_private(
   if (absl::Status s = check_shape(0, size, secret); !s.ok()) return s;
   const int fd = ::memfd_create("iso-job", MFD_CLOEXEC);
   if (fd < 0) return base::errno_status("create a private job segment");
-  auto segment = initialise(fd, size, secret, options);
+  // The nodes of a private segment are this process's threads, not claimants.
+  shm_options private_options = options;
+  private_options.report_fd = -1;
+  auto segment = initialise(fd, size, secret, private_options);
   if (!segment.ok()) ::close(fd);
   return segment;
 }
@@ -351,6 +422,12 @@ void shm_segment::mark_failed(std::uint32_t node, failure_cause cause) {
 }
 
 void shm_segment::mark_failed(std::uint32_t node) {
+  // Reported before the job is marked failed, so the launcher has the report before any
+  // other node can see the failure and exit because of it.
+  if (report_fd_ != -1 && head().failed.load(std::memory_order_acquire) == 0) {
+    const std::string line = absl::StrFormat("%u\n", node);
+    [[maybe_unused]] const ssize_t ignored = ::write(report_fd_, line.data(), line.size());
+  }
   std::uint32_t expected = 0;
   head().failed.compare_exchange_strong(expected, node + 1, std::memory_order_acq_rel);
   futex_wake_all(&head().barrier_generation);

@@ -32,6 +32,9 @@ struct shm_options {
   // may read (the runtime keeps its copies of shared pages there). Rounded up to 4 KiB;
   // untouched parts cost nothing.
   std::size_t window_bytes = 0;
+  // A pipe to the launcher on which mark_failed() reports the first failure; -1 for none.
+  // join() takes ownership of it.
+  int report_fd = -1;
 };
 
 class shm_segment {
@@ -39,12 +42,17 @@ class shm_segment {
   // Bytes of key-value board each node owns.
   static constexpr std::size_t kBoardBytes = 16 * 1024;
   static constexpr std::size_t kMaxSecretBytes = 64;
+  // The most nodes a segment holds (isorun's limit too).
+  static constexpr std::uint32_t kMaxNodes = 4096;
 
   // Maps the segment behind `fd` as node `rank` of `size`. Node 0 sizes and initialises it
-  // with `options`; the others take the layout node 0 wrote. Errors: InvalidArgument for a
-  // bad rank/size/secret length; PermissionDenied when the secret does not match the job's;
-  // DeadlineExceeded when node 0 does not initialise it within options.join_timeout;
-  // FailedPrecondition when the descriptor is not a job segment. Takes ownership of `fd`.
+  // with `options`; the others take the layout node 0 wrote. Each rank is joined once: the
+  // process that joins claims it in the segment, and any later claim of the same rank (a
+  // second program run in the same node, a stranger that opened the segment) is refused.
+  // Errors: InvalidArgument for a bad rank/size/secret length; PermissionDenied when the
+  // secret does not match the job's; DeadlineExceeded when node 0 does not initialise it
+  // within options.join_timeout; FailedPrecondition when the descriptor is not a job segment
+  // of `size` nodes, or when `rank` has already been joined. Takes ownership of `fd`.
   static absl::StatusOr<std::shared_ptr<shm_segment>> join(int fd, std::uint32_t rank,
                                                            std::uint32_t size,
                                                            std::string_view secret,
@@ -104,7 +112,10 @@ class shm_segment {
   enum class failure_cause : std::uint32_t { failed = 0, exited = 1, stopped = 2 };
   // Marks `node` failed with `cause` (another node found it gone or stopped), as mark_failed.
   void mark_failed(std::uint32_t node, failure_cause cause);
-  // Marks the job failed (a node saw a fatal error); barrier waiters return Aborted.
+  // Marks the job failed (a node saw a fatal error); barrier waiters return Aborted. The
+  // first node to fail is the one job_status() names; when options.report_fd is a pipe, a
+  // node that finds the job not failed yet also writes "<node>\n" there first, so that the
+  // launcher learns which node failed first before any other node can react to it.
   void mark_failed(std::uint32_t node);
   // OK while no node has marked the job failed; then Aborted, naming the node. Never blocks.
   [[nodiscard]] absl::Status job_status() const;
@@ -121,12 +132,15 @@ class shm_segment {
   struct header;
   struct node_slot;
   shm_segment(int fd, std::byte* base, std::size_t bytes, fabric_layout layout,
-              std::size_t window_bytes, bool shuffle);
+              std::size_t window_bytes, bool shuffle, int report_fd);
   static absl::StatusOr<std::shared_ptr<shm_segment>> initialise(int fd, std::uint32_t size,
                                                                  std::string_view secret,
                                                                  const shm_options& options);
   [[nodiscard]] header& head() const;
   [[nodiscard]] node_slot& slot(std::uint32_t node) const;
+  // Sets `rank`'s bit in the header; false when another process had set it already.
+  static bool claim(header& h, std::uint32_t rank);
+  static absl::Status already_joined(std::uint32_t rank);
 
   int fd_;
   std::byte* base_;
@@ -134,6 +148,7 @@ class shm_segment {
   fabric_layout layout_;
   std::size_t window_bytes_;
   bool shuffle_;
+  int report_fd_;
 };
 
 std::unique_ptr<transport> make_shm_transport(std::shared_ptr<shm_segment> segment, node_id self);

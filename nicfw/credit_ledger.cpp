@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "base/log.hpp"
+
 namespace iso::nicfw {
 namespace {
 constexpr std::size_t index(credit_class c) { return static_cast<std::size_t>(c); }
@@ -26,6 +28,11 @@ void credit_ledger::host_want(comm::node_id to, credit_class c, std::size_t byte
   const std::uint64_t used = p.used[index(c)];
   const std::uint64_t target = need > window_ ? used : used + need - window_;
   if (p.wanted[index(c)].load(std::memory_order_relaxed) >= target) return;
+  ISO_LOG(nicfw.credit, debug,
+          "node %u waits for credit to send %u bytes of class %u to node %u (%u in flight, "
+          "window %u)",
+          self_, need, index(c), to, used - p.granted[index(c)].load(std::memory_order_relaxed),
+          window_);
   p.wanted[index(c)].store(target, std::memory_order_relaxed);
   dirty_.store(true, std::memory_order_release);
 }
@@ -65,6 +72,8 @@ void credit_ledger::nic_grant(comm::node_id from, const credit_info& info) {
   for (std::size_t c = 0; c < kCreditClasses; ++c) {
     std::uint64_t granted = p.granted[c].load(std::memory_order_relaxed);
     if (info.freed[c] > granted) {
+      ISO_LOG(nicfw.credit, debug, "node %u gets %u bytes of class %u credit back from node %u",
+              self_, info.freed[c] - granted, c, from);
       granted = info.freed[c];
       p.granted[c].store(granted, std::memory_order_release);
     }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_format.h"
+#include "base/log.hpp"
 #include "nicfw/token_manager.hpp"
 #include "nicfw/wire.hpp"
 
@@ -84,6 +85,7 @@ void siu::on_tm_token(std::uint64_t token, std::uint64_t want,
   for (const count_entry& e : counts) require(e);
   if (unsatisfied_ == 0) {
     closed_ = std::max(closed_, token - 1);
+    ISO_LOG(nicfw.siu, debug, "node %u closed pulse %u", self_, closed_);
     return;
   }
   expected_.push_back({token, {}});
@@ -129,6 +131,7 @@ void siu::close_what_arrived() {
     }
     if (unsatisfied_ != 0) return;
     closed_ = std::max(closed_, expected_.front().token - 1);
+    ISO_LOG(nicfw.siu, debug, "node %u closed pulse %u", self_, closed_);
     expected_.pop_front();
     front_applied_ = false;
   }
@@ -142,6 +145,8 @@ absl::Status siu::send_token(packet_type type, std::uint64_t token, remote_token
   }
   reported_want_ = want_;
   pulse_ = token;
+  ISO_LOG(nicfw.siu, debug, "node %u sends token %u%s, wanting pulse %u", self_, token,
+          type == packet_type::park ? " (parks)" : "", want_);
   // Other nodes first: this node's own TM copy is a function call away.
   if (type == packet_type::siu_token && when == remote_tokens::next_round) {
     owes_tokens_ = !remote_tms_.empty();

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_format.h"
 #include "base/check.hpp"
+#include "base/log.hpp"
 #include "nicfw/siu.hpp"
 
 namespace iso::nicfw {
@@ -200,6 +201,9 @@ absl::Status token_manager::send_token(port& to, std::uint64_t token) {
                        .count = count.count});
   }
   to.dirty.clear();
+  ISO_LOG(nicfw.tm, debug, "token manager of switch %u sends token %u to %s %u with %u counts",
+          switch_, token, to.is_link ? "switch" : "node", to.is_link ? to.peer_switch : to.node,
+          entries.size());
   if (is_local_siu(to)) {
     local_siu_->on_tm_token(token, want_, entries);
     return absl::OkStatus();

@@ -1,47 +1,109 @@
 #include "runtime/config.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cstdlib>
 #include <functional>
+#include <limits>
+#include <string_view>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "comm/fault_injection.hpp"
-#include "comm/inproc.hpp"
 
 namespace iso::runtime {
 namespace {
 
+// The smallest ring the runtime works with: the comm layer accepts 256 bytes, but a ring
+// carries packets of at most a quarter of its capacity less 16 bytes, and the runtime's
+// largest packets that cannot be split (a token, an isochron marker with paranoid mode's
+// fields, a fragment header with its first bytes) need more than 256 bytes leave. 1 KiB
+// rings run every test of the suite.
+constexpr std::uint64_t kMinRingCapacity = 1024;
+constexpr std::uint64_t kMaxRingCapacity = std::uint64_t{1} << 30;
+// Longer than any job should wait for a peer; longer waits overflow the clocks' arithmetic.
+constexpr std::int64_t kMaxTimeoutMs = 7LL * 24 * 3600 * 1000;
+constexpr std::uint64_t kMinCreditWindow = 4096;
+constexpr std::uint64_t kMaxCreditWindow = std::uint64_t{1} << 30;
+constexpr std::uint64_t kMaxWindowBytes = std::uint64_t{1} << 36;
+constexpr std::uint64_t kMaxPageVariables = std::uint64_t{1} << 20;
+constexpr std::int64_t kMaxNicSpinUs = 1'000'000;
+
 struct setting {
-  const char* name;
+  const char* name;   // ISO_<NAME>
+  const char* field;  // the iso::options member, for errors about values set in code
   const char* unit;
+  const char* range;  // the values that work, as the error messages and tables say it
   const char* help;
+  // Reads the text of the environment variable into `o`; only the syntax is checked here.
   std::function<absl::Status(options&, const std::string&)> parse;
+  // Whether the value in `o` is within `range`.
+  std::function<bool(const options&)> valid;
   std::function<std::string(const options&)> print;
 };
 
-absl::Status parse_milliseconds(const char* name, const std::string& text,
-                                std::chrono::milliseconds& out) {
-  std::int64_t value = 0;
-  if (!absl::SimpleAtoi(text, &value) || value <= 0) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("%s is '%s', not a positive number of milliseconds", name, text));
-  }
-  out = std::chrono::milliseconds(value);
-  return absl::OkStatus();
+absl::Status not_a_number(const char* name, const std::string& text, const char* unit) {
+  return absl::InvalidArgumentError(
+      absl::StrFormat("%s is '%s', not a number of %s", name, text, unit));
 }
 
-absl::Status parse_bytes(const char* name, const std::string& text, std::uint64_t& out) {
-  if (!absl::SimpleAtoi(text, &out)) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("%s is '%s', not a number of bytes", name, text));
-  }
-  return absl::OkStatus();
+// A whole-number setting held in `member` of type T, from `lo` to `hi`, optionally only
+// powers of two.
+template <typename T>
+setting number_setting(const char* name, const char* field, const char* unit, const char* range,
+                       const char* help, T options::*member, std::uint64_t lo, std::uint64_t hi,
+                       bool power_of_two = false) {
+  return {name,
+          field,
+          unit,
+          range,
+          help,
+          [name, unit, member](options& o, const std::string& text) {
+            std::uint64_t value = 0;
+            if (!absl::SimpleAtoi(text, &value) || value > std::numeric_limits<T>::max()) {
+              return not_a_number(name, text, unit);
+            }
+            o.*member = static_cast<T>(value);
+            return absl::OkStatus();
+          },
+          [member, lo, hi, power_of_two](const options& o) {
+            const auto value = static_cast<std::uint64_t>(o.*member);
+            return value >= lo && value <= hi && (!power_of_two || std::has_single_bit(value));
+          },
+          [member](const options& o) { return absl::StrFormat("%u", o.*member); }};
+}
+
+// A duration setting held in `member`, a whole number of `Duration` units, from lo to hi.
+template <typename Duration>
+setting duration_setting(const char* name, const char* field, const char* unit, const char* range,
+                         const char* help, Duration options::*member, std::int64_t lo,
+                         std::int64_t hi) {
+  return {name,
+          field,
+          unit,
+          range,
+          help,
+          [name, unit, member](options& o, const std::string& text) {
+            std::int64_t value = 0;
+            if (!absl::SimpleAtoi(text, &value)) return not_a_number(name, text, unit);
+            // Clamped only to keep the representation; valid() rejects what is out of range.
+            o.*member = Duration(std::clamp<std::int64_t>(value, -1, kMaxTimeoutMs * 1000 + 1));
+            return absl::OkStatus();
+          },
+          [member, lo, hi](const options& o) {
+            const auto value = (o.*member).count();
+            return value >= lo && value <= hi;
+          },
+          [member](const options& o) { return absl::StrFormat("%d", (o.*member).count()); }};
 }
 
 // An on/off setting, written 0 or 1, held in `member`.
-setting flag_setting(const char* name, const char* help, bool options::*member) {
-  return {name, "0|1", help,
+setting flag_setting(const char* name, const char* field, const char* help, bool options::*member) {
+  return {name,
+          field,
+          "0|1",
+          "0 or 1",
+          help,
           [name, member](options& o, const std::string& text) {
             if (text != "0" && text != "1") {
               return absl::InvalidArgumentError(
@@ -50,34 +112,23 @@ setting flag_setting(const char* name, const char* help, bool options::*member) 
             o.*member = text == "1";
             return absl::OkStatus();
           },
+          [](const options&) { return true; },
           [member](const options& o) { return std::string(o.*member ? "1" : "0"); }};
 }
 
 const std::vector<setting>& settings() {
   static const std::vector<setting> table = {
-      {"ISO_RING_CAPACITY", "bytes",
-       "buffer per ordered pair of nodes (power of two); a message may use a quarter of it",
-       [](options& o, const std::string& text) {
-         std::uint64_t value = 0;
-         if (absl::Status s = parse_bytes("ISO_RING_CAPACITY", text, value); !s.ok()) return s;
-         if (absl::Status s = comm::validate_ring_capacity(value); !s.ok()) {
-           return absl::InvalidArgumentError(absl::StrFormat("ISO_RING_CAPACITY: %s", s.message()));
-         }
-         o.ring_capacity = value;
-         return absl::OkStatus();
-       },
-       [](const options& o) { return absl::StrFormat("%u", o.ring_capacity); }},
-      {"ISO_JOIN_TIMEOUT_MS", "ms", "how long start-up waits for every node of the job",
-       [](options& o, const std::string& text) {
-         return parse_milliseconds("ISO_JOIN_TIMEOUT_MS", text, o.join_timeout);
-       },
-       [](const options& o) { return absl::StrFormat("%d", o.join_timeout.count()); }},
-      {"ISO_BARRIER_TIMEOUT_MS", "ms", "how long a barrier waits before the job fails",
-       [](options& o, const std::string& text) {
-         return parse_milliseconds("ISO_BARRIER_TIMEOUT_MS", text, o.barrier_timeout);
-       },
-       [](const options& o) { return absl::StrFormat("%d", o.barrier_timeout.count()); }},
-      {"ISO_NIC", "auto|thread|inline",
+      number_setting("ISO_RING_CAPACITY", "ring_capacity", "bytes",
+                     "power of two, 1024 to 1073741824",
+                     "buffer per ordered pair of nodes; a message may use a quarter of it",
+                     &options::ring_capacity, kMinRingCapacity, kMaxRingCapacity, true),
+      duration_setting("ISO_JOIN_TIMEOUT_MS", "join_timeout", "ms", "1 to 604800000",
+                       "how long start-up waits for every node of the job", &options::join_timeout,
+                       1, kMaxTimeoutMs),
+      duration_setting("ISO_BARRIER_TIMEOUT_MS", "barrier_timeout", "ms", "1 to 604800000",
+                       "how long a barrier waits before the job fails", &options::barrier_timeout,
+                       1, kMaxTimeoutMs),
+      {"ISO_NIC", "nic", "name", "auto, thread or inline",
        "where the emulated NIC runs: its own thread, or inline in the application's polls",
        [](options& o, const std::string& text) {
          if (text == "auto") {
@@ -92,6 +143,7 @@ const std::vector<setting>& settings() {
          }
          return absl::OkStatus();
        },
+       [](const options&) { return true; },
        [](const options& o) {
          switch (o.nic) {
            case nic_placement::thread:
@@ -103,53 +155,48 @@ const std::vector<setting>& settings() {
          }
          return std::string("auto");
        }},
-      {"ISO_TOPOLOGY", "path", "the logical topology file (protobuf text); empty: one switch",
+      duration_setting("ISO_NIC_SPIN_US", "nic_spin", "us", "0 to 1000000",
+                       "how long an idle NIC thread spins before it sleeps on its doorbell",
+                       &options::nic_spin, 0, kMaxNicSpinUs),
+      {"ISO_TOPOLOGY", "topology_file", "path", "a topology file, or empty",
+       "the logical topology file (protobuf text); empty: one switch",
        [](options& o, const std::string& text) {
          o.topology_file = text;
          return absl::OkStatus();
        },
+       [](const options&) { return true; },  // the loader names a bad file
        [](const options& o) { return o.topology_file; }},
-      flag_setting("ISO_TRACE", "record every executed operation (node::trace)", &options::trace),
-      {"ISO_CREDIT_WINDOW", "bytes",
-       "flow control: bytes of one class a node may have in flight to another",
-       [](options& o, const std::string& text) {
-         std::uint64_t value = 0;
-         if (absl::Status s = parse_bytes("ISO_CREDIT_WINDOW", text, value); !s.ok()) return s;
-         o.credit_window = value;
-         return absl::OkStatus();
-       },
-       [](const options& o) { return absl::StrFormat("%u", o.credit_window); }},
-      flag_setting("ISO_PARANOID",
+      number_setting("ISO_PAGE_VARIABLES", "page_variables", "variables",
+                     "power of two, 1 to 1048576",
+                     "isotach memory is placed in pages of this many variables, each with a "
+                     "copyset; every node of a job must use the same",
+                     &options::page_variables, 1, kMaxPageVariables, true),
+      flag_setting("ISO_TRACE", "trace", "record every executed operation (node::trace)",
+                   &options::trace),
+      number_setting("ISO_CREDIT_WINDOW", "credit_window", "bytes", "4096 to 1073741824",
+                     "flow control: bytes of one class a node may have in flight to another",
+                     &options::credit_window, kMinCreditWindow, kMaxCreditWindow),
+      flag_setting("ISO_PARANOID", "paranoid",
                    "check sequence numbers, checksums and executed pulses; stop at a violation",
                    &options::paranoid),
-      {"ISO_TEST_FAULT", "plan",
-       "test only: break this node's transport once (reorder|corrupt:DEST:N[:MINBYTES])",
+      {"ISO_TEST_FAULT", "test_fault", "plan", "reorder|corrupt:DEST:N[:MINBYTES], or empty",
+       "test only: break this node's transport once",
        [](options& o, const std::string& text) {
-         if (absl::StatusOr<comm::fault_plan> plan = comm::parse_fault_plan(text); !plan.ok()) {
-           return absl::InvalidArgumentError(
-               absl::StrFormat("ISO_TEST_FAULT: %s", plan.status().message()));
-         }
          o.test_fault = text;
          return absl::OkStatus();
        },
+       [](const options& o) {
+         return o.test_fault.empty() || comm::parse_fault_plan(o.test_fault).ok();
+       },
        [](const options& o) { return o.test_fault; }},
-      flag_setting("ISO_SHUFFLE", "poll peers in random order to expose order-dependent code",
-                   &options::shuffle),
-      flag_setting("ISO_DIRECT_READS",
+      flag_setting("ISO_SHUFFLE", "shuffle",
+                   "poll peers in random order to expose order-dependent code", &options::shuffle),
+      flag_setting("ISO_DIRECT_READS", "direct_reads",
                    "serve reads from a copy on another node of this host without the NICs",
                    &options::direct_reads),
-      {"ISO_WINDOW_BYTES", "bytes", "memory window per node, where its copies live while they fit",
-       [](options& o, const std::string& text) {
-         std::uint64_t value = 0;
-         if (absl::Status s = parse_bytes("ISO_WINDOW_BYTES", text, value); !s.ok()) return s;
-         if (value > (std::uint64_t{1} << 36)) {
-           return absl::InvalidArgumentError(
-               absl::StrFormat("ISO_WINDOW_BYTES is %u; the largest is 64 GiB", value));
-         }
-         o.window_bytes = value;
-         return absl::OkStatus();
-       },
-       [](const options& o) { return absl::StrFormat("%u", o.window_bytes); }},
+      number_setting("ISO_WINDOW_BYTES", "window_bytes", "bytes", "0 to 68719476736 (64 GiB)",
+                     "memory window per node, where its copies live while they fit",
+                     &options::window_bytes, 0, kMaxWindowBytes),
   };
   return table;
 }
@@ -161,35 +208,38 @@ absl::StatusOr<options> apply_environment(const options& requested) {
 #ifdef ISO_SHUFFLE_DEFAULT
   out.shuffle = true;
 #endif
+  std::vector<bool> from_environment;
   for (const setting& s : settings()) {
-    if (const char* text = std::getenv(s.name)) {
-      if (absl::Status parsed = s.parse(out, text); !parsed.ok()) return parsed;
-    }
+    const char* text = std::getenv(s.name);
+    from_environment.push_back(text != nullptr);
+    if (text == nullptr) continue;
+    if (absl::Status parsed = s.parse(out, text); !parsed.ok()) return parsed;
   }
-  if (!std::has_single_bit(out.page_variables) || out.page_variables > (1u << 20)) {
+  // Every value is checked, whether the environment or the program set it.
+  for (std::size_t i = 0; i < settings().size(); ++i) {
+    const setting& s = settings()[i];
+    if (s.valid(out)) continue;
+    std::string detail;
+    if (std::string_view(s.name) == "ISO_TEST_FAULT") {
+      detail = std::string(comm::parse_fault_plan(out.test_fault).status().message());
+    } else {
+      detail = absl::StrFormat("valid values: %s", s.range);
+    }
+    if (from_environment[i]) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s is '%s'; %s", s.name, std::getenv(s.name), detail));
+    }
     return absl::InvalidArgumentError(
-        absl::StrFormat("options.page_variables is %u; it must be a power of two from 1 to 1048576",
-                        out.page_variables));
-  }
-  if (out.credit_window < 4096 || out.credit_window > (std::size_t{1} << 30)) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "options.credit_window is %u; it must be from 4096 bytes to 1 GiB", out.credit_window));
-  }
-  if (!out.test_fault.empty()) {
-    if (absl::StatusOr<comm::fault_plan> plan = comm::parse_fault_plan(out.test_fault);
-        !plan.ok()) {
-      return plan.status();
-    }
-  }
-  if (absl::Status s = comm::validate_ring_capacity(out.ring_capacity); !s.ok()) {
-    return absl::InvalidArgumentError(absl::StrFormat("options.ring_capacity: %s", s.message()));
+        absl::StrFormat("options.%s is %s; %s", s.field, s.print(out), detail));
   }
   return out;
 }
 
 std::vector<config_row> describe(const options& opts) {
   std::vector<config_row> rows;
-  for (const setting& s : settings()) rows.push_back({s.name, s.unit, s.help, s.print(opts)});
+  for (const setting& s : settings()) {
+    rows.push_back({s.name, s.unit, s.range, s.help, s.print(opts)});
+  }
   return rows;
 }
 
@@ -202,10 +252,10 @@ std::vector<option_description> describe_options(const options& requested) {
   std::vector<option_description> out;
   for (const runtime::config_row& row :
        runtime::describe(effective.ok() ? *effective : requested)) {
-    out.push_back({row.name, row.unit, row.help, row.value});
+    out.push_back({row.name, row.unit, row.help, row.value, row.range});
   }
   if (!effective.ok()) {
-    out.push_back({"(error)", "", std::string(effective.status().message()), ""});
+    out.push_back({"(error)", "", std::string(effective.status().message()), "", ""});
   }
   return out;
 }

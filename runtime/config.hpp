@@ -14,12 +14,14 @@ namespace iso::runtime {
 struct config_row {
   const char* name;         // environment variable: ISO_<NAME>
   const char* unit;
+  const char* range;  // the values that work, e.g. "power of two, 1024 to 1073741824"
   const char* help;
   std::string value;        // effective value, as text
 };
 
-// Copies `requested` and overrides each setting whose ISO_<NAME> variable is set.
-// InvalidArgument names the variable and its bad value.
+// Copies `requested`, overrides each setting whose ISO_<NAME> variable is set, and checks
+// every value against its range. InvalidArgument names the variable (or the options field
+// set in code), its bad value and the range.
 absl::StatusOr<options> apply_environment(const options& requested);
 
 // One row per setting with its effective value.

@@ -56,9 +56,11 @@ bool run_node(const std::shared_ptr<comm::shm_segment>& segment, std::uint32_t r
   try {
     std::unique_ptr<node> self = runtime::make_node(segment, rank, plan);
     self->barrier();  // start: nobody sends before everyone can receive
+    ISO_LOG(runtime, debug, "node %u of %u started", rank, segment->nodes());
     body(*self);
     self->quiesce();  // everything this node issued has executed here
     self->barrier();  // end: every node keeps serving the others until all are done
+    ISO_LOG(runtime, debug, "node %u finished", rank);
     detail::node_state::of(*self).leave();  // this process may end now: nobody needs it
     return true;
   } catch (const std::exception& e) {
@@ -66,6 +68,26 @@ bool run_node(const std::shared_ptr<comm::shm_segment>& segment, std::uint32_t r
     segment->mark_failed(rank);  // the node (and its bootstrap) is gone by now
     return false;
   }
+}
+
+// Set once this process has tried to join a launched (shm) job: its descriptors are spent
+// (the segment's is closed with the node), and its rank is claimed in the segment.
+std::atomic<bool> g_joined_launched_job{false};
+
+// Joins this process's node of a job started by a launcher, once per process.
+absl::StatusOr<std::shared_ptr<comm::shm_segment>> join_launched_segment(
+    const runtime::job_plan& plan) {
+  const runtime::launch_environment& env = plan.env;
+  if (g_joined_launched_job.exchange(true)) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "this process has already joined its job as node %u (iso::run or iso_init); a process "
+        "joins a job started by isorun once",
+        *env.rank));
+  }
+  if (absl::Status s = runtime::claim_launch_descriptors(env); !s.ok()) return s;
+  comm::shm_options options = segment_options(plan.opts);
+  options.report_fd = env.report_fd.value_or(-1);
+  return comm::shm_segment::join(*env.shm_fd, *env.rank, env.size, env.secret, options);
 }
 
 int start_failure(const absl::Status& status) {
@@ -83,8 +105,7 @@ int run(int argc, char** argv, const options& requested, const std::function<voi
   const runtime::launch_environment& env = plan->env;
 
   if (env.transport == runtime::transport_kind::shm && env.shm_fd) {
-    auto segment = comm::shm_segment::join(*env.shm_fd, *env.rank, env.size, env.secret,
-                                           segment_options(plan->opts));
+    auto segment = join_launched_segment(*plan);
     if (!segment.ok()) return start_failure(segment.status());
     return run_node(*segment, *env.rank, *plan, body) ? 0 : 1;
   }
@@ -151,8 +172,7 @@ absl::StatusOr<process_node> join_process_node(const job_plan& plan) {
   const launch_environment& env = plan.env;
   process_node joined;
   if (env.transport == transport_kind::shm && env.shm_fd) {
-    auto segment = comm::shm_segment::join(*env.shm_fd, *env.rank, env.size, env.secret,
-                                           segment_options(plan.opts));
+    auto segment = join_launched_segment(plan);
     if (!segment.ok()) return segment.status();
     joined.segment = *std::move(segment);
     joined.rank = *env.rank;

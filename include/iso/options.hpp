@@ -20,7 +20,7 @@ namespace iso {
 enum class nic_placement { automatic, thread, inline_poll };
 
 struct options {
-  // Bytes of buffer for each ordered pair of nodes; a power of two from 256 B to 1 GiB.
+  // Bytes of buffer for each ordered pair of nodes; a power of two from 1 KiB to 1 GiB.
   // Bounds the largest message (a quarter of it) and how far a sender may run ahead.
   std::size_t ring_capacity = 256 * 1024;
   // How long start-up waits for every node of the job before failing.
@@ -73,6 +73,7 @@ struct option_description {
   std::string unit;
   std::string help;
   std::string value;
+  std::string range;  // the values that work, e.g. "power of two, 1024 to 1073741824"
 };
 
 // Every setting that can be overridden from the environment, with the value it would take

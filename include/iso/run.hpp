@@ -22,6 +22,11 @@ namespace iso {
 // body returned, 1 (after printing the error with the node's id to stderr) when a body threw
 // or the job could not start. `argc`/`argv` are not modified; they are taken so that later
 // versions can read runtime flags without changing this signature.
+// A process started by isorun as one node of an shm job joins its job once: a second call
+// (or one after iso_init) returns 1 with an error saying so, as does a second process that
+// claims a node another process has joined. Started without a launcher, or with
+// --transport inproc, each call runs a job of its own. A setting out of range (in `opts` or
+// an ISO_* variable) returns 1 with an error naming it and its valid values.
 int run(int argc, char** argv, const options& opts, const std::function<void(node&)>& body);
 int run(int argc, char** argv, const std::function<void(node&)>& body);
 

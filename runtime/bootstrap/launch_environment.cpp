@@ -1,5 +1,14 @@
 #include "runtime/bootstrap/launch_environment.hpp"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include <array>
 #include <cstdlib>
 #include <string_view>
 
@@ -67,7 +76,85 @@ absl::StatusOr<launch_environment> read_launch_environment() {
   absl::StatusOr<std::uint32_t> f = number("ISO_SHM_FD", *fd, 1 << 20);
   if (!f.ok()) return f.status();
   env.shm_fd = static_cast<int>(*f);
+  if (const std::optional<std::string> report = variable("ISO_REPORT_FD")) {
+    absl::StatusOr<std::uint32_t> p = number("ISO_REPORT_FD", *report, 1 << 20);
+    if (!p.ok()) return p.status();
+    env.report_fd = static_cast<int>(*p);
+  }
   return env;
+}
+
+namespace {
+
+// What descriptor `fd` refers to, for error messages: its /proc link, or a description.
+std::string describe_descriptor(int fd) {
+  std::array<char, 512> target{};
+  const std::string link = absl::StrFormat("/proc/self/fd/%d", fd);
+  const ssize_t n = ::readlink(link.c_str(), target.data(), target.size() - 1);
+  if (n <= 0) return "an unnamed object";
+  return absl::StrFormat("'%s'", std::string_view(target.data(), static_cast<std::size_t>(n)));
+}
+
+absl::Status not_open(const char* name, int fd) {
+  return absl::FailedPreconditionError(absl::StrFormat(
+      "%s is %d, which is not an open descriptor here (%s): a node's descriptors reach only the "
+      "process isorun started, not the processes it starts",
+      name, fd, ::strerror(errno)));
+}
+
+absl::Status check_segment(const launch_environment& env, int fd) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return not_open("ISO_SHM_FD", fd);
+  struct statfs fs {};
+  const bool on_tmpfs = ::fstatfs(fd, &fs) == 0 && fs.f_type == TMPFS_MAGIC;
+  const bool shaped = S_ISREG(st.st_mode) && st.st_nlink == 0 && st.st_uid == ::geteuid() &&
+                      (st.st_mode & 0777) == 0600 && on_tmpfs;
+  // The launcher names the object after the job and unlinks it at once; /proc shows both.
+  bool named = true;
+  std::array<char, 512> target{};
+  const std::string link = absl::StrFormat("/proc/self/fd/%d", fd);
+  const ssize_t n = ::readlink(link.c_str(), target.data(), target.size() - 1);
+  if (n > 0 && !env.job_id.empty()) {
+    named = std::string_view(target.data(), static_cast<std::size_t>(n)) ==
+            absl::StrFormat("/dev/shm/iso-%s (deleted)", env.job_id);
+  }
+  if (!shaped || !named) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "ISO_SHM_FD is %d, which is %s, not this job's shared memory segment (an unlinked "
+        "owner-only object /dev/shm/iso-%s that isorun creates); refusing to use it",
+        fd, describe_descriptor(fd), env.job_id));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status check_report_pipe(int fd) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return not_open("ISO_REPORT_FD", fd);
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (!S_ISFIFO(st.st_mode) || flags == -1 || (flags & O_ACCMODE) != O_WRONLY) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "ISO_REPORT_FD is %d, which is %s, not the write end of isorun's report pipe", fd,
+        describe_descriptor(fd)));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status claim_launch_descriptors(const launch_environment& env) {
+  if (env.shm_fd) {
+    if (absl::Status s = check_segment(env, *env.shm_fd); !s.ok()) return s;
+  }
+  if (env.report_fd) {
+    if (absl::Status s = check_report_pipe(*env.report_fd); !s.ok()) return s;
+  }
+  for (const std::optional<int> fd : {env.shm_fd, env.report_fd}) {
+    if (fd && ::fcntl(*fd, F_SETFD, FD_CLOEXEC) == -1) {
+      return absl::FailedPreconditionError(
+          absl::StrFormat("cannot make descriptor %d close-on-exec: %s", *fd, ::strerror(errno)));
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace iso::runtime

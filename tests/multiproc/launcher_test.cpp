@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -401,8 +402,11 @@ TEST(Isorun, HelpPrintsUsageAndSucceeds) {
     ASSERT_TRUE(result.exited);
     EXPECT_EQ(result.exit_code, 0) << flag;
     EXPECT_EQ(result.err, "") << flag;
-    for (const char* documented : {"usage: isorun", "ISO_RANK", "ISO_SIZE", "ISO_TRANSPORT",
-                                   "ISO_JOB_ID", "ISO_SHM_FD", "ISO_JOB_SECRET"}) {
+    for (const char* documented :
+         {"usage: isorun", "ISO_RANK", "ISO_SIZE", "ISO_TRANSPORT", "ISO_JOB_ID", "ISO_SHM_FD",
+          "ISO_JOB_SECRET", "ISO_REPORT_FD", "127      the program was not found",
+          "126      the program was found but could not be executed",
+          "124      the job ran past --timeout"}) {
       EXPECT_TRUE(contains(result.out, documented)) << flag << " does not mention " << documented;
     }
   }
@@ -487,9 +491,14 @@ TEST(Isorun, TagOutputPrefixesWholeLines) {
 TEST(Isorun, MissingProgramCannotRun) {
   const outcome result = run_isorun({"-n", "2", "--", "/nonexistent/launcher-test-program"});
   ASSERT_TRUE(result.exited);
-  EXPECT_NE(result.exit_code, 0);
+  EXPECT_EQ(result.exit_code, 127);  // as --help says, and as shells do
   EXPECT_TRUE(contains(result.err, "cannot run '/nonexistent/launcher-test-program'"))
       << result.err;
+  // Something that is there but cannot be executed (a directory): 126.
+  const outcome not_executable = run_isorun({"-n", "1", "--", "/"});
+  ASSERT_TRUE(not_executable.exited);
+  EXPECT_EQ(not_executable.exit_code, 126) << not_executable.err;
+  EXPECT_TRUE(contains(not_executable.err, "cannot run '/'")) << not_executable.err;
 }
 
 }  // namespace
@@ -513,7 +522,231 @@ TEST(Isorun, PrintConfigShowsEffectiveSettings) {
   EXPECT_NE(plain.out.find("ISO_DIRECT_READS"), std::string::npos) << plain.out;
   const outcome huge = run_isorun({"--print-config"}, {"ISO_WINDOW_BYTES=1099511627776"});
   ASSERT_EQ(huge.exit_code, 0);
-  EXPECT_NE(huge.out.find("the largest is 64 GiB"), std::string::npos) << huge.out;
+  EXPECT_NE(huge.out.find("ISO_WINDOW_BYTES is '1099511627776'; valid values: 0 to 68719476736"),
+            std::string::npos)
+      << huge.out;
+}
+
+}  // namespace
+
+namespace {
+
+// Waits until every process of `pids` has ended (not necessarily been reaped: after isorun
+// dies its orphans belong to someone else); false if one is still running after `limit`.
+bool all_end_within(const std::vector<pid_t>& pids, std::chrono::milliseconds limit) {
+  const auto deadline = steady::now() + limit;
+  for (const pid_t pid : pids) {
+    const int fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+    if (fd == -1) continue;  // already gone and reaped
+    pollfd p{fd, POLLIN, 0};
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - steady::now());
+    const int ready = ::poll(&p, 1, static_cast<int>(std::max<long>(left.count(), 0)));
+    ::close(fd);
+    if (ready <= 0) return false;
+  }
+  return true;
+}
+
+// What a node started (here a `sleep` in the background of the node's shell) is stopped
+// with the job, and does not hold isorun's output open after it (finish() checks that).
+TEST(Isorun, StoppingAJobStopsWhatItsNodesStarted) {
+  // Node 1 fails once node 0 has printed its sleep's pid (and made a file to say so).
+  char dir_template[] = "/tmp/launcher_test.XXXXXX";
+  ASSERT_NE(::mkdtemp(dir_template), nullptr);
+  const std::string ready = std::string(dir_template) + "/ready";
+  const outcome result =
+      run_isorun({"-n", "2", "--tag-output", "--", "sh", "-c",
+                  "sleep 60 & echo $!; if [ $ISO_RANK = 1 ]; then while [ ! -e " + ready +
+                      " ]; do :; done; exit 3; fi; touch " + ready + "; wait"});
+  ::unlink(ready.c_str());
+  ::rmdir(dir_template);
+  ASSERT_TRUE(result.exited);
+  EXPECT_EQ(result.exit_code, 3) << result.err;
+  const std::vector<pid_t> pids = pids_in(result.out);
+  EXPECT_EQ(pids.size(), 2u) << result.out;
+  expect_all_gone(pids);
+}
+
+// The same when the job ends well but a node leaves something running behind it.
+TEST(Isorun, NothingANodeStartedOutlivesTheJob) {
+  const outcome result =
+      run_isorun({"-n", "1", "--", "sh", "-c", "sleep 60 > /dev/null 2>&1 & echo $!"});
+  ASSERT_TRUE(result.exited);
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  const std::vector<pid_t> pids = pids_in(result.out);
+  EXPECT_EQ(pids.size(), 1u) << result.out;
+  EXPECT_TRUE(all_end_within(pids, 5s)) << result.out;
+}
+
+// isorun killed with SIGKILL cannot stop anything itself; what the nodes started must still
+// go (the nodes themselves die with isorun).
+TEST(Isorun, KillingIsorunStopsWhatItsNodesStarted) {
+  isorun_process isorun({"-n", "2", "--tag-output", "--", "sh", "-c", "sleep 60 & echo $!; wait"});
+  ASSERT_TRUE(isorun.read_stdout_lines(2)) << "the nodes did not all start";
+  ASSERT_EQ(::kill(isorun.pid(), SIGKILL), 0);
+  const outcome result = isorun.finish();
+  EXPECT_FALSE(result.exited && result.exit_code == 0);
+  EXPECT_TRUE(all_end_within(pids_in(result.out), 10s)) << result.out;
+}
+
+TEST(Isorun, NamesTheNodeThatFailedFirstNotTheFirstToExit) {
+  // Node 2 throws; nodes 0 and 1 stop because of it and exit before node 2 does.
+  const outcome result = run_isorun({"-n", "3", "--", PROBE_PATH, "fail", "2"});
+  ASSERT_TRUE(result.exited);
+  EXPECT_EQ(result.exit_code, 1) << result.err;
+  std::vector<std::string> verdicts;
+  for (const std::string& line : lines_of(result.err)) {
+    if (line.rfind("isorun: ", 0) == 0) verdicts.push_back(line);
+  }
+  ASSERT_EQ(verdicts.size(), 1u) << result.err;
+  EXPECT_TRUE(contains(verdicts[0], "node 2 ")) << result.err;
+}
+
+// Two iso programs one after the other in one node: the second cannot join the job again
+// (it would re-initialise or share a node's rings) and says why, and nothing hangs.
+TEST(Isorun, ARankIsJoinedOnce) {
+  const std::string probe = PROBE_PATH;
+  const outcome result =
+      run_isorun({"-n", "2", "--", "sh", "-c", probe + " ok && " + probe + " ok"});
+  ASSERT_TRUE(result.exited);
+  EXPECT_EQ(result.exit_code, 1) << result.err;
+  EXPECT_TRUE(contains(result.err, "has already been joined by another process")) << result.err;
+  EXPECT_FALSE(contains(result.err, "holds")) << result.err;
+}
+
+// What an iso program starts does not inherit the job's segment.
+TEST(Isorun, TheSegmentIsNotInheritedByANodesChildren) {
+  const outcome result = run_isorun({"-n", "2", "--", PROBE_PATH, "child"});
+  ASSERT_TRUE(result.exited);
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_TRUE(contains(result.out, "child: closed")) << result.out;
+  EXPECT_FALSE(contains(result.out, "child: inherited")) << result.out;
+}
+
+// iso::run a second time in a node's process: a clear error, not a broken descriptor.
+TEST(Isorun, SecondRunInAProcessIsRefusedClearly) {
+  const outcome result = run_isorun({"-n", "2", "--", PROBE_PATH, "twice"});
+  ASSERT_TRUE(result.exited);
+  EXPECT_EQ(result.exit_code, 1) << result.err;
+  EXPECT_TRUE(contains(result.err, "already joined its job as node")) << result.err;
+  EXPECT_FALSE(contains(result.err, "Bad file descriptor")) << result.err;
+}
+
+// ISO_SHM_FD naming an ordinary file is refused; the file is left as it was.
+TEST(Isorun, ASegmentDescriptorThatIsAFileIsRefused) {
+  char dir_template[] = "/tmp/launcher_test.XXXXXX";
+  ASSERT_NE(::mkdtemp(dir_template), nullptr);
+  const std::string file = std::string(dir_template) + "/precious";
+  const outcome result = run_isorun(
+      {"-n", "1", "--", "sh", "-c",
+       "echo precious > " + file + "; exec 7<>" + file + "; ISO_SHM_FD=7 exec " PROBE_PATH " ok"});
+  struct stat st {};
+  const bool present = ::stat(file.c_str(), &st) == 0;
+  ::unlink(file.c_str());
+  ::rmdir(dir_template);
+  ASSERT_TRUE(result.exited);
+  EXPECT_EQ(result.exit_code, 1) << result.err;
+  EXPECT_TRUE(contains(result.err, "ISO_SHM_FD is 7, which is '" + file + "'")) << result.err;
+  ASSERT_TRUE(present);
+  EXPECT_EQ(st.st_size, 9) << "the file was changed";
+}
+
+}  // namespace
+
+namespace {
+
+// Every setting is checked against what works, and the error names the variable, the bad
+// value and the valid range; nothing out of range reaches the job (a 256-byte ring used to
+// pass and then fail on the first large packet).
+TEST(Isorun, SettingsOutsideTheirRangeAreRefusedWithTheRange) {
+  struct bad_setting {
+    std::string assignment;
+    std::string message;
+  };
+  const std::vector<bad_setting> cases = {
+      {"ISO_RING_CAPACITY=256",
+       "ISO_RING_CAPACITY is '256'; valid values: power of two, 1024 to 1073741824"},
+      {"ISO_RING_CAPACITY=3000", "ISO_RING_CAPACITY is '3000'; valid values: power of two"},
+      {"ISO_JOIN_TIMEOUT_MS=99999999999999999",
+       "ISO_JOIN_TIMEOUT_MS is '99999999999999999'; valid values: 1 to 604800000"},
+      {"ISO_BARRIER_TIMEOUT_MS=0", "ISO_BARRIER_TIMEOUT_MS is '0'; valid values: 1 to 604800000"},
+      {"ISO_CREDIT_WINDOW=100", "ISO_CREDIT_WINDOW is '100'; valid values: 4096 to 1073741824"},
+      {"ISO_PAGE_VARIABLES=3", "ISO_PAGE_VARIABLES is '3'; valid values: power of two, 1 to"},
+      {"ISO_NIC_SPIN_US=5000000", "ISO_NIC_SPIN_US is '5000000'; valid values: 0 to 1000000"},
+      {"ISO_WINDOW_BYTES=x", "ISO_WINDOW_BYTES is 'x', not a number of bytes"},
+  };
+  for (const bad_setting& bad : cases) {
+    const outcome result = run_isorun({"-n", "2", "--", PROBE_PATH, "ok"}, {bad.assignment});
+    ASSERT_TRUE(result.exited) << bad.assignment;
+    EXPECT_EQ(result.exit_code, 1) << bad.assignment << ": " << result.err;
+    EXPECT_TRUE(contains(result.err, bad.message)) << bad.assignment << ": " << result.err;
+  }
+}
+
+// The table shows each setting's valid values, and ISO_PAGE_VARIABLES overrides the page
+// size like any other setting.
+TEST(Isorun, PrintConfigShowsRangesAndPageVariables) {
+  const outcome plain = run_isorun({"--print-config"});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_TRUE(contains(plain.out, "valid values")) << plain.out;
+  EXPECT_TRUE(contains(plain.out, "power of two, 1024 to 1073741824")) << plain.out;
+  const outcome pages = run_isorun({"--print-config"}, {"ISO_PAGE_VARIABLES=64"});
+  ASSERT_EQ(pages.exit_code, 0) << pages.err;
+  bool found = false;
+  for (const std::string& line : lines_of(pages.out)) {
+    if (line.rfind("ISO_PAGE_VARIABLES ", 0) == 0) {
+      found = true;
+      EXPECT_TRUE(contains(line, " 64 ")) << line;
+    }
+  }
+  EXPECT_TRUE(found) << pages.out;
+}
+
+}  // namespace
+
+namespace {
+
+// ISO_DEBUG shows what a user debugging a job needs, per component: pulses (nicfw.siu),
+// tokens (nicfw.tm) and credits (nicfw.credit); nothing at all when it is not set.
+TEST(Isorun, DebugLogsShowPulsesTokensAndCreditsPerComponent) {
+  const std::vector<std::string> flood = {"-n", "2", "--", PROBE_PATH, "flood"};
+  const outcome all = run_isorun(flood, {"ISO_DEBUG=nicfw", "ISO_CREDIT_WINDOW=4096"});
+  ASSERT_TRUE(all.exited);
+  EXPECT_EQ(all.exit_code, 0) << all.err;
+  for (const char* expected :
+       {"debug nicfw.siu: node ", " closed pulse ", " sends token ",
+        "debug nicfw.tm: token manager of switch 0 sends token ", "debug nicfw.credit: node ",
+        " waits for credit to send 3072 bytes of class 1 to node "}) {
+    EXPECT_TRUE(contains(all.err, expected)) << "no '" << expected << "' in:\n" << all.err;
+  }
+
+  const outcome tokens = run_isorun(flood, {"ISO_DEBUG=nicfw.tm", "ISO_CREDIT_WINDOW=4096"});
+  EXPECT_EQ(tokens.exit_code, 0) << tokens.err;
+  EXPECT_TRUE(contains(tokens.err, "debug nicfw.tm: ")) << tokens.err;
+  EXPECT_FALSE(contains(tokens.err, "nicfw.siu")) << tokens.err;
+  EXPECT_FALSE(contains(tokens.err, "nicfw.credit")) << tokens.err;
+
+  const outcome quiet = run_isorun(flood, {"ISO_CREDIT_WINDOW=4096"});
+  EXPECT_EQ(quiet.exit_code, 0) << quiet.err;
+  EXPECT_EQ(quiet.err, "");
+}
+
+}  // namespace
+
+namespace {
+
+// A process that reopens the running job's segment through /proc and knows the secret
+// cannot take the place of a node that is running: refused, and the job goes on unharmed.
+TEST(Isorun, AStrangerCannotJoinARunningJob) {
+  const outcome result = run_isorun({"-n", "2", "--", PROBE_PATH, "stranger"});
+  ASSERT_TRUE(result.exited);
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_TRUE(contains(result.out, "stranger 0: 1")) << result.out;
+  EXPECT_TRUE(contains(result.out, "stranger 1: 1")) << result.out;
+  EXPECT_TRUE(contains(result.out, "node 0 ok")) << result.out;
+  EXPECT_TRUE(contains(result.out, "node 1 ok")) << result.out;
+  EXPECT_TRUE(contains(result.err, "node 0 of this job has already been joined")) << result.err;
+  EXPECT_TRUE(contains(result.err, "node 1 of this job has already been joined")) << result.err;
 }
 
 }  // namespace

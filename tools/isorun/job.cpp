@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,8 +18,10 @@
 #include <unordered_map>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
+#include "tools/isorun/guardian.hpp"
 #include "tools/isorun/job_identity.hpp"
 #include "tools/isorun/output_tagger.hpp"
 #include "tools/isorun/posix_io.hpp"
@@ -36,12 +39,19 @@ constexpr std::size_t kReadBuffer = 16 * 1024;
 // only a descendant that outlives its node can keep a pipe busy that long.
 constexpr std::size_t kDrainLimit = 1 << 20;
 const absl::Duration kLongestTimeout = absl::Hours(100 * 24 * 365);
+// How long a node that the runtime reported as failed first gets to exit on its own after
+// another node exited because of it, so that isorun names it with its own status.
+constexpr auto kCulpritGrace = std::chrono::milliseconds(500);
+// How long isorun waits, at the very end, for the killed leftovers of the nodes' groups
+// that were handed to it as their subreaper.
+constexpr auto kLeftoverWait = std::chrono::seconds(1);
 
 enum class stop_reason { none, launch_failed, node_failed, timed_out, interrupted };
 
 struct node_process {
-  pid_t pid = -1;
+  pid_t pid = -1;  // also its process group
   bool running = false;
+  bool group_gone = false;  // its process group had no member left when last signalled
 };
 
 // One end of a tagged stream: the read end of a node's stdout or stderr pipe.
@@ -68,6 +78,9 @@ class job {
   void read_signals();
   void reap();
   void on_node_exit(std::size_t node, int status);
+  void report_failure(std::size_t node, int status);
+  std::optional<std::size_t> first_reported_failure();
+  void stop_leftovers();
   void check_deadlines();
   void stop(stop_reason reason, int exit_status);
   void signal_running(int signo);
@@ -83,6 +96,16 @@ class job {
   sigset_t handled_signals_{};
   int signal_fd_ = -1;
   int shm_fd_ = -1;
+  // The runtime's reports of the first node that failed: isorun reads one end, the nodes
+  // hold the other (ISO_REPORT_FD). -1 for inproc, whose process is the only one to name.
+  int report_read_fd_ = -1;
+  int report_write_fd_ = -1;
+  std::string reports_;  // what was read of it so far
+  guardian guardian_;
+  // A node the runtime reported as failed first, still running when another node exited
+  // because of it: isorun waits until kCulpritGrace for it to exit, to name it.
+  std::optional<std::size_t> culprit_;
+  std::optional<steady::time_point> culprit_deadline_;
   std::vector<node_process> nodes_;
   std::unordered_map<pid_t, std::size_t> node_of_pid_;
   std::size_t running_ = 0;
@@ -95,14 +118,16 @@ class job {
 
 job::~job() {
   for (std::size_t i = 0; i < streams_.size(); ++i) close_stream(i);
-  if (shm_fd_ != -1) ::close(shm_fd_);
-  if (signal_fd_ != -1) ::close(signal_fd_);
+  for (const int fd : {shm_fd_, signal_fd_, report_read_fd_, report_write_fd_}) {
+    if (fd != -1) ::close(fd);
+  }
 }
 
 int job::run() {
   if (!prepare()) return 1;
   launch_nodes();
   supervise();
+  stop_leftovers();
   return exit_status_;
 }
 
@@ -128,7 +153,14 @@ bool job::prepare() {
   ::sigaction(SIGPIPE, &ignore, &inherited_.sigpipe_action);
   inherited_.parent_pid = ::getpid();
 
+  // Orphans of the nodes come to isorun rather than to init, so that at the end it can
+  // reap what it killed of them.
+  (void)::prctl(PR_SET_CHILD_SUBREAPER, 1);
   std::string error;
+  if (!guardian_.start(&error)) {
+    say(error);
+    return false;
+  }
   auto identity = make_job_identity(&error);
   if (!identity) {
     say(error);
@@ -141,6 +173,13 @@ bool job::prepare() {
       say(error);
       return false;
     }
+    int ends[2] = {-1, -1};
+    if (::pipe2(ends, O_CLOEXEC | O_NONBLOCK) == -1) {
+      say(absl::StrFormat("cannot create the report pipe: %s", ::strerror(errno)));
+      return false;
+    }
+    report_read_fd_ = ends[0];
+    report_write_fd_ = ends[1];
   }
 
   // Tagging holds two pipe ends per node; large jobs need more than the usual soft limit.
@@ -180,7 +219,9 @@ void job::launch_nodes() {
     if (!inproc) {
       launch.job_environment.push_back(absl::StrFormat("ISO_RANK=%d", node));
       launch.job_environment.push_back(absl::StrFormat("ISO_SHM_FD=%d", shm_fd_));
+      launch.job_environment.push_back(absl::StrFormat("ISO_REPORT_FD=%d", report_write_fd_));
       launch.shm_fd = shm_fd_;
+      launch.report_fd = report_write_fd_;
     }
     if (opts_.tag_output && !open_pipes(node, &launch)) {
       stop(stop_reason::launch_failed, 1);
@@ -197,15 +238,17 @@ void job::launch_nodes() {
       stop(stop_reason::launch_failed, 1);
       break;
     }
-    nodes_[node] = {pid, true};
+    nodes_[node] = {pid, true, false};
     node_of_pid_[pid] = node;
+    guardian_.watch(pid);
     ++running_;
   }
 
-  // Every node holds its own copy now; keeping ours would only leak it.
-  if (shm_fd_ != -1) {
-    ::close(shm_fd_);
-    shm_fd_ = -1;
+  // Every node holds its own copies now; keeping ours would only leak the segment, and
+  // hold the pipe open after the nodes are gone.
+  for (int* fd : {&shm_fd_, &report_write_fd_}) {
+    if (*fd != -1) ::close(*fd);
+    *fd = -1;
   }
 }
 
@@ -267,6 +310,10 @@ void job::supervise() {
 int job::poll_timeout_ms() const {
   std::optional<steady::time_point> next = kill_deadline_;
   if (stop_reason_ == stop_reason::none && job_deadline_) next = job_deadline_;
+  if (stop_reason_ == stop_reason::none && culprit_deadline_ &&
+      (!next || *culprit_deadline_ < *next)) {
+    next = culprit_deadline_;
+  }
   if (!next) return -1;
   const auto left = *next - steady::now();
   if (left <= steady::duration::zero()) return 0;
@@ -310,16 +357,37 @@ void job::on_node_exit(std::size_t node, int status) {
   --running_;
   // A node we stopped ourselves is not another failure.
   if (stop_reason_ != stop_reason::none) return;
+  if (culprit_) {
+    // Others exit because the culprit failed; only its own end is news.
+    if (node == *culprit_) report_failure(node, status);
+    return;
+  }
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return;
 
+  // The first node to exit is often a bystander that stopped because another node failed.
+  // The runtime reports which node failed first before any other can learn of it, so the
+  // report is in the pipe by now if there is one.
+  const std::optional<std::size_t> first = first_reported_failure();
+  if (first && *first != node && nodes_[*first].running) {
+    culprit_ = *first;
+    culprit_deadline_ = steady::now() + kCulpritGrace;
+    return;
+  }
+  report_failure(node, status);
+}
+
+// Names `node` as the one that failed, with how it ended, and stops the job.
+void job::report_failure(std::size_t node, int status) {
   // Its last words come before our verdict on it.
   if (opts_.tag_output) {
     drain(2 * node);
     drain(2 * node + 1);
   }
   if (WIFEXITED(status)) {
+    // A culprit that reported a failure and still exited 0 has failed all the same.
+    const int code = WEXITSTATUS(status) == 0 ? 1 : WEXITSTATUS(status);
     say(absl::StrFormat("%s exited with status %d", name_of(node), WEXITSTATUS(status)));
-    stop(stop_reason::node_failed, WEXITSTATUS(status));
+    stop(stop_reason::node_failed, code);
   } else {
     const int signo = WTERMSIG(status);
     say(absl::StrFormat("%s was killed by signal %d (%s)", name_of(node), signo,
@@ -328,12 +396,40 @@ void job::on_node_exit(std::size_t node, int status) {
   }
 }
 
+// The node the runtime reported first as failed (ISO_REPORT_FD), if any report arrived.
+std::optional<std::size_t> job::first_reported_failure() {
+  if (report_read_fd_ != -1) {
+    std::array<char, 256> buffer;
+    for (;;) {
+      const ssize_t n = ::read(report_read_fd_, buffer.data(), buffer.size());
+      if (n > 0 && reports_.size() < 4096) {
+        reports_.append(buffer.data(), static_cast<std::size_t>(n));
+        continue;
+      }
+      if (n == -1 && errno == EINTR) continue;
+      break;
+    }
+  }
+  const std::size_t newline = reports_.find('\n');
+  std::size_t node = 0;
+  if (newline == std::string::npos || !absl::SimpleAtoi(reports_.substr(0, newline), &node) ||
+      node >= nodes_.size()) {
+    return std::nullopt;
+  }
+  return node;
+}
+
 void job::check_deadlines() {
   const auto now = steady::now();
   if (stop_reason_ == stop_reason::none && job_deadline_ && now >= *job_deadline_) {
     say(absl::StrFormat("job did not finish within %g s; stopping it",
                         absl::ToDoubleSeconds(*opts_.timeout)));
     stop(stop_reason::timed_out, 124);
+  }
+  if (stop_reason_ == stop_reason::none && culprit_deadline_ && now >= *culprit_deadline_) {
+    say(absl::StrFormat("%s failed first and has not exited; stopping the job",
+                        name_of(*culprit_)));
+    stop(stop_reason::node_failed, 1);
   }
   if (kill_deadline_ && now >= *kill_deadline_) {
     kill_deadline_.reset();
@@ -349,9 +445,42 @@ void job::stop(stop_reason reason, int exit_status) {
   kill_deadline_ = steady::now() + kKillGrace;
 }
 
+// Signals every node's whole process group: what a node started goes with it, also after
+// the node itself has exited.
 void job::signal_running(int signo) {
-  for (const node_process& node : nodes_) {
-    if (node.running) ::kill(node.pid, signo);
+  for (node_process& node : nodes_) {
+    if (node.pid <= 0 || node.group_gone) continue;
+    if (::kill(-node.pid, signo) == -1 && errno == ESRCH) {
+      if (node.running) {
+        ::kill(node.pid, signo);  // cannot happen (the group exists before we record it)
+      } else {
+        // The group is empty; a pid that is a group id is not reused while the group
+        // lives, but once empty it may be, so it is never signalled again.
+        node.group_gone = true;
+      }
+    }
+  }
+}
+
+// The nodes have all exited: kill what they left behind in their groups, reap it (isorun is
+// the subreaper of their orphans) and let the guardian go.
+void job::stop_leftovers() {
+  signal_running(SIGKILL);
+  guardian_.dismiss();
+  const auto deadline = steady::now() + kLeftoverWait;
+  for (;;) {
+    const pid_t pid = ::waitpid(-1, nullptr, WNOHANG);
+    if (pid > 0) continue;
+    if (pid == -1 && errno == EINTR) continue;
+    if (pid == -1) return;  // ECHILD: nothing left
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - steady::now());
+    if (left.count() <= 0) return;
+    pollfd p{signal_fd_, POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(left.count())) > 0) {
+      signalfd_siginfo info{};
+      while (::read(signal_fd_, &info, sizeof info) > 0) {
+      }
+    }
   }
 }
 

@@ -18,10 +18,11 @@ int main(int argc, char** argv) {
       return iso::isorun::write_all(STDOUT_FILENO, iso::isorun::usage_text()) ? 0 : 1;
     case parse_result::action::print_config: {
       // The table every node reads its settings from, with the overrides in force here.
-      std::string table = absl::StrFormat("%-24s %-12s %-20s %s\n", "setting", "value", "unit",
-                                          "meaning");
+      std::string table = absl::StrFormat("%-22s %-10s %-9s %-33s %s\n", "setting", "value", "unit",
+                                          "valid values", "meaning");
       for (const iso::option_description& d : iso::describe_options()) {
-        table += absl::StrFormat("%-24s %-12s %-20s %s\n", d.name, d.value, d.unit, d.help);
+        table += absl::StrFormat("%-22s %-10s %-9s %-33s %s\n", d.name, d.value, d.unit, d.range,
+                                 d.help);
       }
       return iso::isorun::write_all(STDOUT_FILENO, table) ? 0 : 1;
     }

@@ -157,11 +157,32 @@ environment of each node:
   ISO_SHM_FD       an inherited descriptor of the job's shared memory segment, already
                    unlinked; node 0 sizes it (shm only)
   ISO_JOB_SECRET   a per-job secret the nodes prove membership with; isorun never prints it
+  ISO_REPORT_FD    an inherited pipe on which the runtime tells isorun which node failed
+                   first (shm only)
+
+Each node is joined once: a second process claiming a node that is already running (a
+second iso program run after the first in one node, a process that opened the segment
+some other way) is refused. The runtime makes both descriptors close-on-exec when it joins,
+so what an iso program starts does not inherit them.
+
+Each node runs in a process group of its own (so it cannot read a terminal), and
+stopping a node stops its whole group: what a node started goes with it. Whatever is left
+in a node's group when the job ends is killed, and if isorun itself is killed, even with
+SIGKILL, the nodes die with it and a small guardian process kills what they started.
 
 If a node exits with a non-zero status or is killed, isorun names it, stops the other nodes
-(SIGTERM, then SIGKILL 500 ms later) and exits with that status, or 128 + the signal
-number. SIGINT, SIGTERM or SIGHUP to isorun stops the job the same way (exit 130 for SIGINT,
-128 + the signal number otherwise). isorun exits 1 when it cannot start the job at all.
+(SIGTERM, then SIGKILL 500 ms later) and exits with its status. When a node fails, the
+others stop because of it and may exit first: isorun names the node that failed first.
+SIGINT, SIGTERM or SIGHUP to isorun stops the job the same way.
+
+exit status:
+  0        every node exited 0
+  1-125    the status of the node that failed (1: also when isorun cannot start the job)
+  2        also: a usage error (isorun's own arguments)
+  124      the job ran past --timeout
+  126      the program was found but could not be executed
+  127      the program was not found
+  128+S    a node was killed by signal S, or isorun was interrupted by it (130 for SIGINT)
 )";
 }
 

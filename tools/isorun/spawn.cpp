@@ -17,8 +17,9 @@ extern char** environ;
 namespace iso::isorun {
 namespace {
 
-constexpr std::array<std::string_view, 6> kJobVariables = {
-    "ISO_RANK", "ISO_SIZE", "ISO_TRANSPORT", "ISO_JOB_ID", "ISO_JOB_SECRET", "ISO_SHM_FD",
+constexpr std::array<std::string_view, 7> kJobVariables = {
+    "ISO_RANK",       "ISO_SIZE",   "ISO_TRANSPORT", "ISO_JOB_ID",
+    "ISO_JOB_SECRET", "ISO_SHM_FD", "ISO_REPORT_FD",
 };
 
 bool is_job_variable(std::string_view entry) {
@@ -36,6 +37,9 @@ bool is_job_variable(std::string_view entry) {
   // Dies with isorun. The parent may already be gone before the request took effect, in
   // which case we were reparented and must not start at all.
   if (::prctl(PR_SET_PDEATHSIG, SIGKILL) == -1 || ::getppid() != state.parent_pid) _exit(127);
+  // A group of its own: stopping the node signals everything it started as well. The parent
+  // makes the same call, so the group exists whichever of the two runs first.
+  if (::setpgid(0, 0) == -1) _exit(127);
 
   if (launch.stdout_fd != -1) {
     // dup2 leaves the copies on 1 and 2 inheritable; the pipe ends themselves are
@@ -44,6 +48,7 @@ bool is_job_variable(std::string_view entry) {
     if (::dup2(launch.stderr_fd, STDERR_FILENO) == -1) _exit(127);
   }
   if (launch.shm_fd != -1 && ::fcntl(launch.shm_fd, F_SETFD, 0) == -1) _exit(127);
+  if (launch.report_fd != -1 && ::fcntl(launch.report_fd, F_SETFD, 0) == -1) _exit(127);
 
   // isorun blocks the signals it reads through its signalfd and ignores SIGPIPE; both the
   // mask and an ignored disposition would survive exec and change the program's behaviour.
@@ -58,7 +63,7 @@ bool is_job_variable(std::string_view entry) {
   ::execvp(argv[0], argv);
   const int error = errno;
   say(absl::StrFormat("cannot run '%s': %s", argv[0], ::strerror(error)));
-  _exit(127);
+  _exit(error == EACCES || error == ENOEXEC ? 126 : 127);
 }
 
 }  // namespace
@@ -90,6 +95,8 @@ pid_t spawn_node(const node_launch& launch, const inherited_state& state) {
 
   const pid_t pid = ::fork();
   if (pid == 0) become_node(launch, state, argv.data(), envp.data());
+  // EACCES once the child has exec'd (it made the group itself by then): nothing to do.
+  if (pid > 0) (void)::setpgid(pid, pid);
   return pid;
 }
 
