@@ -52,6 +52,7 @@ struct node_process {
   pid_t pid = -1;  // also its process group
   bool running = false;
   bool group_gone = false;  // its process group had no member left when last signalled
+  int status = 0;           // its wait status, once it has exited
 };
 
 // One end of a tagged stream: the read end of a node's stdout or stderr pipe.
@@ -354,6 +355,7 @@ void job::reap() {
 
 void job::on_node_exit(std::size_t node, int status) {
   nodes_[node].running = false;
+  nodes_[node].status = status;
   --running_;
   // A node we stopped ourselves is not another failure.
   if (stop_reason_ != stop_reason::none) return;
@@ -368,9 +370,15 @@ void job::on_node_exit(std::size_t node, int status) {
   // The runtime reports which node failed first before any other can learn of it, so the
   // report is in the pipe by now if there is one.
   const std::optional<std::size_t> first = first_reported_failure();
-  if (first && *first != node && nodes_[*first].running) {
-    culprit_ = *first;
-    culprit_deadline_ = steady::now() + kCulpritGrace;
+  if (first && *first != node) {
+    if (nodes_[*first].running) {
+      culprit_ = *first;
+      culprit_deadline_ = steady::now() + kCulpritGrace;
+      return;
+    }
+    // It is gone already: a node that ended before the job's end (even with status 0) and
+    // that the others found missing.
+    report_failure(*first, nodes_[*first].status);
     return;
   }
   report_failure(node, status);
@@ -386,7 +394,8 @@ void job::report_failure(std::size_t node, int status) {
   if (WIFEXITED(status)) {
     // A culprit that reported a failure and still exited 0 has failed all the same.
     const int code = WEXITSTATUS(status) == 0 ? 1 : WEXITSTATUS(status);
-    say(absl::StrFormat("%s exited with status %d", name_of(node), WEXITSTATUS(status)));
+    say(absl::StrFormat("%s exited with status %d%s", name_of(node), WEXITSTATUS(status),
+                        WEXITSTATUS(status) == 0 ? " before the job's end" : ""));
     stop(stop_reason::node_failed, code);
   } else {
     const int signo = WTERMSIG(status);
