@@ -53,6 +53,7 @@ void isochron_builder::begin(std::uint64_t rank) {
   local_ops_ = 0;
   delta_ = 0;
   reads_only_ = true;
+  queued_to_self_ = 0;
   rank_ = rank;
   next_index_ = 0;
   bytes_ = 0;
@@ -197,6 +198,7 @@ absl::Status isochron_builder::add_message(node_id to, op_code code, std::uint32
   }
   bytes_ += projected_bytes_;
   reads_only_ = false;
+  if (to == self_ && code == op_code::queued) queued_to_self_ += payload.size();
   byte_buffer& s = stream_for(to);
   op_writer out(s);
   out.put(op_header{.code = code,

@@ -60,6 +60,9 @@ class isochron_builder {
   [[nodiscard]] bool has_local_part() const { return local_ops_ != 0; }
   // Every operation added since begin() is a read (true for an empty isochron).
   [[nodiscard]] bool reads_only() const { return reads_only_; }
+  // Payload bytes of the messages for this node's own isotach receive queue (flow control:
+  // they wait there until the application takes them).
+  [[nodiscard]] std::size_t queued_to_self() const { return queued_to_self_; }
   [[nodiscard]] std::uint32_t delta() const { return delta_; }
   [[nodiscard]] std::uint64_t rank() const { return rank_; }
   [[nodiscard]] std::size_t total_bytes() const;
@@ -88,6 +91,7 @@ class isochron_builder {
   // Size limits (after the members every operation uses, which keep their places).
   builder_limits limits_;
   std::size_t bytes_ = 0;  // every stream's bytes so far
+  std::size_t queued_to_self_ = 0;
   // The operation being checked: bytes it adds, remote parts it opens, and which nodes it
   // touches (projected_[n] == projection_ when counted for this operation).
   std::size_t projected_bytes_ = 0;

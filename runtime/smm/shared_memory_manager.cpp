@@ -243,6 +243,7 @@ absl::Status shared_memory_manager::end() {
     if (absl::Status s = add_lone_read(); !s.ok()) return s;
   }
   builder_.close();
+  if (absl::Status s = reserve_self_queue(builder_.queued_to_self()); !s.ok()) return s;
   const std::vector<node_id>& remote = builder_.remote_destinations();
   const std::span<const std::byte> local_stream = builder_.stream(self_);
   if (remote.empty()) {
@@ -266,6 +267,7 @@ absl::Status shared_memory_manager::end() {
   const std::uint32_t sequence = next_sequence_++;
   const std::size_t total_bytes = builder_.total_bytes();
   if (total_bytes + 64 * parts.size() > nic_.channel().max_record()) {
+    self_queued_ -= builder_.queued_to_self();  // the isochron is lost: so are its messages
     return absl::ResourceExhaustedError(
         absl::StrFormat("isochron of %u bytes exceeds the NIC queue's limit of %u", total_bytes,
                         nic_.channel().max_record()));
@@ -286,7 +288,10 @@ absl::Status shared_memory_manager::end() {
     return all;
   };
   if (!has_credits()) {
-    if (absl::Status s = wait_for_credits(has_credits, "isochron"); !s.ok()) return s;
+    if (absl::Status s = wait_for_credits(has_credits, "isochron"); !s.ok()) {
+      self_queued_ -= builder_.queued_to_self();
+      return s;
+    }
   }
   for (const nicfw::isochron_part& part : parts) {
     credits.host_consume(part.destination, nicfw::credit_class::isotach, part.operations.size());
@@ -537,10 +542,26 @@ void shared_memory_manager::free_plain(node_id source, std::size_t bytes) {
 }
 
 void shared_memory_manager::free_notice(const notice& n) {
-  // Messages from this node's own local parts never used credits.
-  if (n.what == notice::kind::message && n.source != self_) {
-    nic_.credits().host_free(n.source, nicfw::credit_class::isotach, n.bytes.size());
+  if (n.what != notice::kind::message) return;
+  if (n.source == self_) {
+    self_queued_ -= std::min(self_queued_, n.bytes.size());
+    return;
   }
+  nic_.credits().host_free(n.source, nicfw::credit_class::isotach, n.bytes.size());
+}
+
+absl::Status shared_memory_manager::reserve_self_queue(std::size_t bytes) {
+  if (bytes == 0) return absl::OkStatus();
+  // Messages to oneself never cross the NIC, but they wait in the receive queue until the
+  // application takes them, like everyone else's: the same window bounds them (a message
+  // larger than the window goes when none is waiting).
+  const std::uint64_t window = nic_.credits().window();
+  auto fits = [&] { return self_queued_ == 0 || self_queued_ + bytes <= window; };
+  if (!fits()) {
+    if (absl::Status s = wait_for_credits(fits, "isochron"); !s.ok()) return s;
+  }
+  self_queued_ += bytes;
+  return absl::OkStatus();
 }
 
 absl::Status shared_memory_manager::wait_for_credits(absl::FunctionRef<bool()> has_credits,
@@ -557,6 +578,10 @@ absl::Status shared_memory_manager::wait_for_credits(absl::FunctionRef<bool()> h
   }
   if (!expired) return absl::OkStatus();
   std::string stuck;
+  if (self_queued_ > 0) {
+    absl::StrAppendFormat(&stuck, " node %u (itself) holds %u bytes of isotach messages;", self_,
+                          self_queued_);
+  }
   const nicfw::credit_ledger& credits = nic_.credits();
   for (node_id n = 0; n < credits.nodes(); ++n) {
     for (auto c : {nicfw::credit_class::isotach, nicfw::credit_class::direct}) {

@@ -247,6 +247,9 @@ class shared_memory_manager final : public execution_sink {
   // naming the peers that hold this node's credits.
   [[nodiscard]] absl::Status wait_for_credits(absl::FunctionRef<bool()> has_credits,
                                               const char* what);
+  // Flow control of messages to this node's own receive queue: waits (as for credits)
+  // until `bytes` more fit the window beside what the application has not taken yet.
+  [[nodiscard]] absl::Status reserve_self_queue(std::size_t bytes);
   [[nodiscard]] absl::Status send_echo(node_id issuer, std::uint32_t sequence, std::uint64_t pulse);
 
   node_id self_;
@@ -291,6 +294,7 @@ class shared_memory_manager final : public execution_sink {
   std::vector<direct_op> direct_ops_;
   std::vector<std::uint64_t> direct_values_;
   std::uint64_t last_stamp_ = 0;
+  std::size_t self_queued_ = 0;  // bytes of messages to itself not yet taken (free_notice)
   bool in_handler_ = false;
   // The first failure met while receiving or executing (a malformed packet, a pulse that
   // failed): from then on progress() only reports it, and nothing more executes here.
