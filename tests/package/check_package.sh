@@ -24,7 +24,9 @@ done
 # A C-only project: the package must carry what a C link needs (the C++ runtime).
 cmake -S "$tests/classic" -B "$scratch/classic" -G Ninja -DCMAKE_PREFIX_PATH="$scratch/prefix" \
   -DISO_CLASSIC_SOURCES="$listings" >/dev/null
-cmake --build "$scratch/classic" >/dev/null
-out="$("$scratch/prefix/bin/isorun" -n 3 --timeout 60 -- "$scratch/classic/philo")"
+cmake --build "$scratch/classic" >"$scratch/classic.log" 2>&1 || { cat "$scratch/classic.log"; exit 1; }
+# The listing never frees its forks (a leak of its own), which a sanitized build reports.
+out="$(ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+  "$scratch/prefix/bin/isorun" -n 3 --timeout 60 -- "$scratch/classic/philo")"
 echo "$out"
 [[ "$(grep -c "all done" <<<"$out")" == 3 ]] || { echo "philo: not every node said all done"; exit 1; }
