@@ -234,6 +234,11 @@ class classic_api {
   void poll() {
     require_running();
     node_->poll();
+    // A node that only polls waits on nobody, so it would not learn that the job failed:
+    // the segment says so (never blocks).
+    if (segment_ != nullptr) {
+      if (absl::Status job = segment_->job_status(); !job.ok()) detail::throw_status(job);
+    }
   }
 
   void start() {
@@ -607,7 +612,11 @@ int iso_barrier(void) {
   return guarded("iso_barrier", [] { api().barrier(); });
 }
 int iso_poll(void) {
-  return guarded("iso_poll", [] { api().poll(); });
+  const int code = guarded("iso_poll", [] { api().poll(); });
+  // A classic program polls in `while (1) iso_poll();` and never looks at the code: once
+  // the job has failed, that loop would spin forever, so the node ends instead.
+  if (code != ISO_SUCCESS && code != ISO_E_FAILED_PRECONDITION) iso::runtime::end_process();
+  return code;
 }
 
 int iso_start(void) {

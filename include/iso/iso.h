@@ -164,8 +164,10 @@ int iso_barrier(void);
 /* iso_poll: makes progress without blocking: executes what is due and serves the other
  * nodes (and runs due message handlers). Call it in long computations between isotach
  * calls, so that this node does not hold the others up.
- * Returns: ISO_SUCCESS; ISO_E_FAILED_PRECONDITION outside iso_init .. iso_deinit; the job's
- *   failure (e.g. ISO_E_ABORTED). */
+ * Returns: ISO_SUCCESS; ISO_E_FAILED_PRECONDITION outside iso_init .. iso_deinit or inside
+ *   a handler. Once the job has failed (another node failed or left without iso_deinit) it
+ *   does not return: classic programs poll in `while (1) iso_poll();` without looking at the
+ *   code, so it prints "iso_poll: <why>" on stderr and ends the process (exit status 1). */
 int iso_poll(void);
 
 /* ---- Isochrons --------------------------------------------------------------------------- */
