@@ -488,11 +488,18 @@ class classic_api {
   void install(std::uint32_t id, iso_handler* fn) {
     node_->set_handler(id, [this, id, fn](iso::node_id source, std::span<const std::byte> payload) {
       if (fn == nullptr) {
-        // Thrown out of a handler, this stops the node with the message, failing the job.
-        fail(error_code::not_found,
-             absl::StrFormat("a message from node %u for handler %u, which is not set on node "
-                             "%u (iso_set_handler cleared it)",
-                             source, id, node_->id()));
+        // Regehr report, B.5: the job ends with a message. Not an exception: that would
+        // stop the node only through the return code of some later call, which a classic
+        // program does not look at. The peers learn from the segment; nothing of this
+        // node's state may be torn down from inside its own pulse, hence _Exit.
+        std::fprintf(stderr,
+                     "iso: a message from node %u for handler %u, which is not set on node %u "
+                     "(iso_set_handler cleared it); the job ends\n",
+                     source, id, rank_);
+        std::fflush(stdout);
+        std::fflush(stderr);
+        if (segment_ != nullptr) segment_->mark_failed(rank_);
+        std::_Exit(EXIT_FAILURE);
       }
       // Marks the handler's extent, so that the iso_* calls it may not make are refused
       // rather than re-entering the runtime from inside its execution of the pulse.

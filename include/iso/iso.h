@@ -276,8 +276,10 @@ typedef void iso_handler(int sender, void* data, int length);
  * the function it was set to before (NULL if none). `fn` NULL clears it. Register the same
  * ids on every node before any node can send to them: before iso_init (installed before the
  * start barrier), or after it followed by iso_barrier on every node before the first send.
- * A message for an id that has no handler where it arrives ends the job with a message
- * naming the id and the node (Regehr report, B.5).
+ * A message for an id cleared where it arrives ends the process there at once, with a
+ * message on stderr naming the id and the node, which fails the job (Regehr report, B.5); a
+ * message for an id never set where it arrives stops that node, and its next blocking call
+ * (iso_barrier, iso_deinit, read_iso_var32, ...) fails naming the id.
  * On failure returns NULL and sets iso_last_error(): a handler id out of range
  * (ISO_E_INVALID_ARGUMENT), a call inside a handler or after iso_deinit
  * (ISO_E_FAILED_PRECONDITION); nothing changes then. Never blocks. */
