@@ -234,6 +234,11 @@ class classic_api {
   void poll() {
     require_running();
     node_->poll();
+    // A node that only polls waits on nobody, so it would not learn that the job failed:
+    // the segment says so (never blocks).
+    if (segment_ != nullptr) {
+      if (absl::Status job = segment_->job_status(); !job.ok()) detail::throw_status(job);
+    }
   }
 
   void start() {
@@ -340,15 +345,27 @@ class classic_api {
     *var = Var{};
   }
 
-  void set_handler(int id, iso_handler fn) {
+  // Sets (or, with NULL, clears) handler `id` and returns the previous one.
+  iso_handler* set_handler(int id, iso_handler* fn) {
     if (in_handler_) fail_in_handler();
-    if (id < 0) {
-      fail(error_code::invalid_argument, absl::StrFormat("handler id %d is negative", id));
+    if (id < 0 || id >= MAX_ISO_HANDLERS) {
+      fail(error_code::invalid_argument,
+           absl::StrFormat("handler id %d is outside 0..%d (MAX_ISO_HANDLERS-1)", id,
+                           MAX_ISO_HANDLERS - 1));
     }
-    if (fn == nullptr) fail(error_code::invalid_argument, "the handler function is NULL");
     if (phase_ == phase::left) fail_left();
-    handlers_[static_cast<std::uint32_t>(id)] = fn;
-    if (phase_ == phase::running) install(static_cast<std::uint32_t>(id), fn);
+    const auto key = static_cast<std::uint32_t>(id);
+    iso_handler* previous = nullptr;
+    if (auto it = handlers_.find(key); it != handlers_.end()) previous = it->second;
+    if (fn == nullptr) {
+      handlers_.erase(key);
+    } else {
+      handlers_[key] = fn;
+    }
+    // A cleared id keeps an installed handler that fails the node: the C++ runtime has no
+    // way to unregister, and a message for it must end the job (Regehr report, B.5).
+    if (phase_ == phase::running) install(key, fn);
+    return previous;
   }
 
   void send(int to, int handler, const void* data, std::size_t size) {
@@ -358,12 +375,19 @@ class classic_api {
                                                          "0..%u",
                                                          to, node_->count() - 1));
     }
-    if (handler < 0) {
-      fail(error_code::invalid_argument, absl::StrFormat("handler id %d is negative", handler));
+    if (handler < 0 || handler >= MAX_ISO_HANDLERS) {
+      fail(error_code::invalid_argument,
+           absl::StrFormat("handler id %d is outside 0..%d (MAX_ISO_HANDLERS-1)", handler,
+                           MAX_ISO_HANDLERS - 1));
     }
     if (data == nullptr && size != 0) {
       fail(error_code::invalid_argument,
            absl::StrFormat("the data pointer is NULL but the size is %u", size));
+    }
+    if (size > MAX_ISO_MSG_SIZE) {
+      fail(error_code::out_of_range,
+           absl::StrFormat("message of %u bytes to node %d exceeds MAX_ISO_MSG_SIZE (%u bytes)",
+                           size, to, MAX_ISO_MSG_SIZE));
     }
     const auto* bytes = static_cast<const std::byte*>(data);
     open_->send(static_cast<iso::node_id>(to), static_cast<iso::handler_id>(handler),
@@ -461,8 +485,22 @@ class classic_api {
     free_reads_.push_back(index);
   }
 
-  void install(std::uint32_t id, iso_handler fn) {
-    node_->set_handler(id, [this, fn](iso::node_id source, std::span<const std::byte> payload) {
+  void install(std::uint32_t id, iso_handler* fn) {
+    node_->set_handler(id, [this, id, fn](iso::node_id source, std::span<const std::byte> payload) {
+      if (fn == nullptr) {
+        // Regehr report, B.5: the job ends with a message. Not an exception: that would
+        // stop the node only through the return code of some later call, which a classic
+        // program does not look at. The peers learn from the segment; nothing of this
+        // node's state may be torn down from inside its own pulse, hence _Exit.
+        std::fprintf(stderr,
+                     "iso: a message from node %u for handler %u, which is not set on node %u "
+                     "(iso_set_handler cleared it); the job ends\n",
+                     source, id, rank_);
+        std::fflush(stdout);
+        std::fflush(stderr);
+        if (segment_ != nullptr) segment_->mark_failed(rank_);
+        std::_Exit(EXIT_FAILURE);
+      }
       // Marks the handler's extent, so that the iso_* calls it may not make are refused
       // rather than re-entering the runtime from inside its execution of the pulse.
       struct in_handler_scope {
@@ -470,7 +508,11 @@ class classic_api {
         ~in_handler_scope() { flag_ = false; }
         bool& flag_;
       } scope(in_handler_);
-      fn(static_cast<int>(source), payload.empty() ? nullptr : payload.data(), payload.size());
+      // The classic handler takes `void*`: it gets the runtime's copy of the payload, which
+      // nothing reads after the handler returns.
+      fn(static_cast<int>(source),
+         payload.empty() ? nullptr : const_cast<std::byte*>(payload.data()),
+         static_cast<int>(payload.size()));
     });
   }
 
@@ -505,12 +547,20 @@ class classic_api {
   iso::address base64_ = 0;
   std::vector<read_entry> reads_;
   std::vector<std::uint32_t> free_reads_;
-  std::map<std::uint32_t, iso_handler> handlers_;
+  std::map<std::uint32_t, iso_handler*> handlers_;
   bool in_handler_ = false;
   bool exit_hook_ = false;
 };
 
 classic_api& api() { return classic_api::instance(); }
+
+// Ends the process for a classic call that failed and cannot return a code: the message on
+// stderr, exit status 1. The exit hook leaves the job as a failed node, so the others stop.
+[[noreturn]] void end_process() {
+  std::fprintf(stderr, "%s\n", t_last_error.c_str());
+  std::fflush(stderr);
+  std::exit(EXIT_FAILURE);
+}
 
 template <typename Var>
 int wait_into(const char* what, Var* var, decltype(Var::value_)* value) {
@@ -520,10 +570,13 @@ int wait_into(const char* what, Var* var, decltype(Var::value_)* value) {
   });
 }
 
-template <typename Var>
-decltype(Var::value_) read_var(const char* what, Var* var) {
+// The classic read_iso_var32/64: the value, signed, or the end of the process (the call has
+// no way to report a failure, and a 0 would be a silently wrong value).
+template <typename Signed, typename Var>
+Signed read_var(const char* what, Var* var) {
   decltype(Var::value_) value = 0;
-  return wait_into(what, var, &value) == ISO_SUCCESS ? value : 0;
+  if (wait_into(what, var, &value) != ISO_SUCCESS) end_process();
+  return static_cast<Signed>(static_cast<std::make_signed_t<decltype(Var::value_)>>(value));
 }
 
 template <typename Var>
@@ -551,8 +604,11 @@ using iso::runtime::guarded;
 
 extern "C" {
 
-int iso_init(void) {
-  return guarded("iso_init", [] { api().init(); });
+void iso_init(void) {
+  if (guarded("iso_init", [] { api().init(); }) != ISO_SUCCESS) iso::runtime::end_process();
+}
+int iso_try_init(void) {
+  return guarded("iso_try_init", [] { api().init(); });
 }
 int iso_deinit(void) {
   return guarded("iso_deinit", [] { api().deinit(); });
@@ -563,7 +619,11 @@ int iso_barrier(void) {
   return guarded("iso_barrier", [] { api().barrier(); });
 }
 int iso_poll(void) {
-  return guarded("iso_poll", [] { api().poll(); });
+  const int code = guarded("iso_poll", [] { api().poll(); });
+  // A classic program polls in `while (1) iso_poll();` and never looks at the code: once
+  // the job has failed, that loop would spin forever, so the node ends instead.
+  if (code != ISO_SUCCESS && code != ISO_E_FAILED_PRECONDITION) iso::runtime::end_process();
+  return code;
 }
 
 int iso_start(void) {
@@ -573,33 +633,40 @@ int iso_end(void) {
   return guarded("iso_end", [] { api().end(); });
 }
 
-int iso_read32(uint32_t address, iso_var32* var) {
+// A 32-bit variable keeps the low 32 bits of a `long`; a 64-bit one all of a `long long`.
+int iso_read32(shmem_addr_t address, iso_var32* var) {
   return guarded("iso_read32", [&] { api().read(address, var); });
 }
-int iso_read64(uint64_t address, iso_var64* var) {
+int iso_read64(shmem_addr_t address, iso_var64* var) {
   return guarded("iso_read64", [&] { api().read(address, var); });
 }
-int iso_write32(uint32_t address, uint32_t value) {
-  return guarded("iso_write32", [&] { api().write(address, 4, value); });
+int iso_write32(shmem_addr_t address, long value) {
+  return guarded("iso_write32",
+                 [&] { api().write(address, 4, static_cast<std::uint32_t>(value)); });
 }
-int iso_write64(uint64_t address, uint64_t value) {
-  return guarded("iso_write64", [&] { api().write(address, 8, value); });
+int iso_write64(shmem_addr_t address, long long value) {
+  return guarded("iso_write64",
+                 [&] { api().write(address, 8, static_cast<std::uint64_t>(value)); });
 }
-int iso_sched(uint32_t address) {
+int iso_sched(shmem_addr_t address) {
   return guarded("iso_sched", [&] { api().sched(address, 4); });
 }
-int iso_sched64(uint64_t address) {
+int iso_sched64(shmem_addr_t address) {
   return guarded("iso_sched64", [&] { api().sched(address, 8); });
 }
-int iso_assign32(uint32_t address, uint32_t value) {
-  return guarded("iso_assign32", [&] { api().assign(address, 4, value); });
+int iso_assign32(shmem_addr_t address, long value) {
+  return guarded("iso_assign32",
+                 [&] { api().assign(address, 4, static_cast<std::uint32_t>(value)); });
 }
-int iso_assign64(uint64_t address, uint64_t value) {
-  return guarded("iso_assign64", [&] { api().assign(address, 8, value); });
+int iso_assign64(shmem_addr_t address, long long value) {
+  return guarded("iso_assign64",
+                 [&] { api().assign(address, 8, static_cast<std::uint64_t>(value)); });
 }
 
-uint32_t read_iso_var32(iso_var32* var) { return iso::runtime::read_var("read_iso_var32", var); }
-uint64_t read_iso_var64(iso_var64* var) { return iso::runtime::read_var("read_iso_var64", var); }
+long read_iso_var32(iso_var32* var) { return iso::runtime::read_var<long>("read_iso_var32", var); }
+long long read_iso_var64(iso_var64* var) {
+  return iso::runtime::read_var<long long>("read_iso_var64", var);
+}
 int iso_var_wait32(iso_var32* var, uint32_t* value) {
   return iso::runtime::wait_into("iso_var_wait32", var, value);
 }
@@ -615,8 +682,10 @@ int iso_var_release64(iso_var64* var) {
   return guarded("iso_var_release64", [&] { api().release(var); });
 }
 
-int iso_set_handler(int handler_id, iso_handler fn) {
-  return guarded("iso_set_handler", [&] { api().set_handler(handler_id, fn); });
+iso_handler* iso_set_handler(int handler_id, iso_handler* fn) {
+  iso_handler* previous = nullptr;
+  guarded("iso_set_handler", [&] { previous = api().set_handler(handler_id, fn); });
+  return previous;
 }
 int iso_send_msg(int node, int handler_id, const void* data, size_t size) {
   return guarded("iso_send_msg", [&] { api().send(node, handler_id, data, size); });

@@ -41,6 +41,17 @@ std::optional<std::uint64_t> decimal(std::string_view token) {
   return value;
 }
 
+// What a line that fits neither syntax is told.
+constexpr const char* kSyntaxes =
+    "expected '<first_page> <page_count> <copyset>' (e.g. '128 4 0,2' or '0 128 all') or the "
+    "Regehr report's '<page>[-<page>] : <node>[,<node>]* ;' (e.g. '128-131 : 0,2;')";
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && is_blank(s.front())) s.remove_prefix(1);
+  while (!s.empty() && is_blank(s.back())) s.remove_suffix(1);
+  return s;
+}
+
 // Parses a map file one line at a time; the first error stops it.
 class parser {
  public:
@@ -55,15 +66,16 @@ class parser {
     number_ = number;
     const std::vector<std::string_view> t = tokens_of(text);
     if (t.empty()) return absl::OkStatus();
-    if (t.size() == 1) {
-      return error("expected '<first_page> <page_count> <copyset>' but the line ends after '%s'",
-                   t[0]);
+    // A colon marks the Regehr report's syntax (B.2.2), which a map may mix with ours.
+    if (text.substr(0, text.find('#')).find(':') != std::string_view::npos) {
+      return regehr_line(text.substr(0, text.find('#')), placed, named_by);
     }
+    if (t.size() == 1) return error("the line ends after '%s'; %s", t[0], kSyntaxes);
     if (t.size() == 2) return error("missing the copyset after '%s'", t[1]);
-    if (t.size() > 3) return error("unexpected '%s' after the copyset", t[3]);
+    if (t.size() > 3) return error("unexpected '%s' after the copyset; %s", t[3], kSyntaxes);
 
     const std::optional<std::uint64_t> first = decimal(t[0]);
-    if (!first) return error("first page '%s' is not a decimal number", t[0]);
+    if (!first) return error("first page '%s' is not a decimal number; %s", t[0], kSyntaxes);
     if (*first >= pages_) {
       return error("first page '%s' is outside the map, which has pages 0..%u", t[0], pages_ - 1);
     }
@@ -76,19 +88,66 @@ class parser {
 
     absl::StatusOr<std::vector<std::uint32_t>> copyset = parse_copyset(t[2]);
     if (!copyset.ok()) return copyset.status();
-    for (std::uint64_t p = *first; p < *first + *count; ++p) {
+    return place(*first, *count, *std::move(copyset), absl::StrFormat("%s %s", t[0], t[1]), placed,
+                 named_by);
+  }
+
+ private:
+  // `page [-page] : node [,node]* ;` (blanks anywhere between the parts).
+  absl::Status regehr_line(std::string_view text,
+                           std::vector<std::optional<std::vector<std::uint32_t>>>& placed,
+                           std::vector<int>& named_by) {
+    const std::size_t colon = text.find(':');
+    const std::string_view range = trim(text.substr(0, colon));
+    std::string_view rest = trim(text.substr(colon + 1));
+    const std::size_t dash = range.find('-');
+    const std::string_view lo_token = trim(range.substr(0, dash));
+    const std::string_view hi_token =
+        dash == std::string_view::npos ? lo_token : trim(range.substr(dash + 1));
+    const std::optional<std::uint64_t> lo = decimal(lo_token);
+    if (!lo) return error("page '%s' is not a decimal number; %s", lo_token, kSyntaxes);
+    const std::optional<std::uint64_t> hi = decimal(hi_token);
+    if (!hi) return error("last page '%s' is not a decimal number; %s", hi_token, kSyntaxes);
+    if (*hi < *lo) return error("page range '%s' runs backwards", range);
+    if (*hi >= pages_) {
+      return error("page %u is outside the map, which has pages 0..%u", *hi, pages_ - 1);
+    }
+    if (rest.empty() || rest.back() != ';') {
+      return error("the node list '%s' does not end with ';'; %s", rest, kSyntaxes);
+    }
+    rest = trim(rest.substr(0, rest.size() - 1));
+    if (rest.find(';') != std::string_view::npos) {
+      return error("more than one ';' in '%s'; one region per line", rest);
+    }
+    // The node list as one token: blanks around the commas are allowed here.
+    std::string list;
+    for (char c : rest) {
+      if (!is_blank(c)) list.push_back(c);
+    }
+    if (list.empty()) return error("no node after ':'; %s", kSyntaxes);
+    if (list == "all") return error("'all' is not a node id here; list the nodes");
+    absl::StatusOr<std::vector<std::uint32_t>> copyset = parse_copyset(list);
+    if (!copyset.ok()) return copyset.status();
+    return place(*lo, *hi - *lo + 1, *std::move(copyset), std::string(range), placed, named_by);
+  }
+
+  // Places pages first .. first+count-1 on `copyset`, unless a line placed one of them.
+  absl::Status place(std::uint64_t first, std::uint64_t count, std::vector<std::uint32_t> copyset,
+                     const std::string& what,
+                     std::vector<std::optional<std::vector<std::uint32_t>>>& placed,
+                     std::vector<int>& named_by) {
+    for (std::uint64_t p = first; p < first + count; ++p) {
       if (placed[p]) {
-        return error("page %u of '%s %s' is already placed by line %d", p, t[0], t[1], named_by[p]);
+        return error("page %u of '%s' is already placed by line %d", p, what, named_by[p]);
       }
     }
-    for (std::uint64_t p = *first; p < *first + *count; ++p) {
-      placed[p] = *copyset;
-      named_by[p] = number;
+    for (std::uint64_t p = first; p < first + count; ++p) {
+      placed[p] = copyset;
+      named_by[p] = number_;
     }
     return absl::OkStatus();
   }
 
- private:
   absl::StatusOr<std::vector<std::uint32_t>> parse_copyset(std::string_view token) {
     std::vector<std::uint32_t> nodes;
     if (token == "all") {

@@ -4,7 +4,13 @@
 //   0             128         all        # the 32-bit variables on every node
 //   128           4           0,2        # 64-bit addresses 65536..67583 on nodes 0 and 2
 //
-// One region per line, fields separated by blanks; `#` starts a comment. A page is
+// One region per line, fields separated by blanks; `#` starts a comment. A line may also
+// be in the Regehr report's syntax (B.2.2), `page [-page] :node [,node]*;`:
+//
+//   0-127 : 0,1,2;                          # pages 0..127 on nodes 0, 1 and 2
+//   128   : 0;
+//
+// (an empty copyset, or `all`, is not possible there, as in the report). A page is
 // kPageVariables consecutive addresses (page p holds addresses p*512 .. p*512+511). Pages no
 // line names are on every node. A page may be named once: a second region over it is an
 // error, since silently preferring either line would hide a typo. Placement changes

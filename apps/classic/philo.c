@@ -1,78 +1,123 @@
-/* philo.c: the dining philosophers of the Regehr report's appendix, on the classic C API.
- *
- * Node i is a philosopher between fork i (its left) and fork (i+1) mod N (its right), each a
- * 32-bit shared variable at address 1024+fork. Picking up both forks is ONE isochron {read
- * left, read right, sched left, sched right}: atomically it takes the values and makes the
- * forks unsubstantiated, so a neighbour's later pick-up waits until this philosopher puts them
- * down with {assign left, assign right}. Every use adds 10 to a fork, so at the end each fork
- * must hold 20*REPS (two neighbours, REPS meals each); two neighbours holding a fork at once
- * would both have added 10 to the same value, and the fork would fall short.
- *
- *   isorun -n 4 -- classic-philo [reps]
+/*
+ * philo - isotach dining philosophers
  */
-#include <iso/iso.h>
+
 #include <stdio.h>
+#include <string.h>
+#include <malloc.h>
 #include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/time.h>
+#include <sys/types.h>
+
+#include <iso/iso.h>
 
 #define REPS 1000
 
-int main(int argc, char** argv) {
-  int reps = argc > 1 ? atoi(argv[1]) : REPS;
-  int i, left, right, ok = 1;
-  uint32_t val1, val2;
-  iso_var32* forks;
+/*
+ * slow things down for demo purposes
+ */
+void delay(int c)
+{
+    int x = 0, i;
 
-  if (reps <= 0) {
-    fprintf(stderr, "usage: classic-philo [reps]\n");
-    return 2;
-  }
-  if (iso_init() != ISO_SUCCESS) {
-    fprintf(stderr, "philo: %s\n", iso_last_error());
-    return 1;
-  }
-  if (NUMNODES < 2) {
-    fprintf(stderr, "philo: needs 2 or more nodes (isorun -n 4 -- classic-philo)\n");
-    iso_deinit();
-    return 2;
-  }
-  forks = calloc((size_t)NUMNODES, sizeof(iso_var32));
-  left = NODEID;
-  right = (NODEID + 1) % NUMNODES;
+    int d = (lrand48())%15000 + 15000;
+    if (c == 0) d = d/2;
 
-  /* The classic lines, as they were. */
-  /* clang-format off */
-  if (NODEID == 0) { iso_start(); iso_write32(left+1024, NODEID*1000); iso_end(); }
-  /* The classic relied on node 0 starting first; a barrier makes sure that the initial write
-   * comes before every pick-up (else it could overwrite a fork between sched and assign). */
-  iso_barrier();
-
-  for (i = 0; i < reps; i++) {
-    iso_start(); iso_read32(left+1024, &forks[left]); iso_read32(right+1024, &forks[right]);
-    iso_sched(left+1024); iso_sched(right+1024); iso_end();
-    val1 = read_iso_var(&forks[left]); val2 = read_iso_var(&forks[right]);
-    iso_start(); iso_assign(left+1024, val1+10); iso_assign(right+1024, val2+10); iso_end();
-  }
-  /* clang-format on */
-
-  iso_barrier(); /* every philosopher has put its forks down */
-  if (NODEID == 0) {
-    iso_start();
-    for (i = 0; i < NUMNODES; i++) iso_read32(i + 1024, &forks[i]);
-    iso_end();
-    for (i = 0; i < NUMNODES; i++) {
-      uint32_t val = read_iso_var(&forks[i]);
-      if (val != (uint32_t)(20 * reps)) {
-        printf("philo: fork %d holds %u, expected %u\n", i, val, (uint32_t)(20 * reps));
-        ok = 0;
-      }
+    for (i=0; i<d; i++) {
+        usleep (10000);
+        iso_poll ();
+        if (c) if (x++%1000 == 0) {
+            printf (".");
+            fflush (stdout);
+        }
     }
-    printf("philo: %d philosophers, %d meals each: every fork %s\n", NUMNODES, reps,
-           ok ? "OK" : "WRONG");
-  }
-  free(forks);
-  if (iso_deinit() != ISO_SUCCESS) {
-    fprintf(stderr, "philo: %s\n", iso_last_error());
-    return 1;
-  }
-  return ok ? 0 : 1;
+    printf ("\n");
+}
+
+int left, right;
+
+int main (void)
+{
+    struct iso_var *forks;
+    int i, val1, val2;
+
+    srand48 (time (NULL));
+
+    iso_init ();
+
+    forks = (struct iso_var *) malloc (sizeof(struct iso_var)*NUMNODES);
+
+    printf ("I'm %d, there are %d philosophers\n", NODEID, NUMNODES);
+
+    left = NODEID;
+    right = (NODEID+1)%NUMNODES;
+
+    if (NODEID == 0) {
+        iso_start();
+        iso_write32 (left+1024, NODEID*1000);
+        iso_write32 (right+1024, NODEID*1000+1);
+        iso_end();
+    }
+
+#ifdef VERBOSE_PH
+    delay (0);
+#endif
+
+    fflush (stdout);
+    fflush (stderr);
+
+    for (i=0; i<REPS; i++) {
+#ifdef VERBOSE_PH
+        printf ("issuing pickup isochron\n");
+        fflush (stdout);
+#endif
+        iso_start ();
+        iso_read32 (left+1024, &forks[left]);
+        iso_read32 (right+1024, &forks[right]);
+        iso_sched (left+1024);
+        iso_sched (right+1024);
+        iso_end ();
+
+#ifdef VERBOSE_PH
+        printf ("waiting on forks\n");
+        fflush (stdout);
+#endif
+        val1 = read_iso_var (&forks[left]);
+        val2 = read_iso_var (&forks[right]);
+
+#ifdef VERBOSE_PH
+        printf ("got forks  val1 = %d  val2 = %d\n", val1, val2);
+        printf ("EATING");
+        fflush (stdout);
+#endif
+
+#ifdef VERBOSE_PH
+        delay (1);
+#endif
+
+#ifdef VERBOSE_PH
+        printf ("issuing release isochron\n");
+        fflush (stdout);
+#endif
+        iso_start ();
+        iso_assign (left+1024, val1+10);
+        iso_assign (right+1024, val2+10);
+        iso_end ();
+#ifdef VERBOSE_PH
+        printf ("forks released\n");
+        printf ("THINKING");
+#endif
+        fflush (stdout);
+
+#ifdef VERBOSE_PH
+        delay (0);
+#endif
+    }
+
+    printf ("\n\nall done\n");
+    fflush (stdout);
+
+    iso_deinit ();
 }

@@ -4,12 +4,12 @@
  *
  *   #include <iso/iso.h>
  *   int main(void) {
- *     iso_var32 v;
- *     if (iso_init() != ISO_SUCCESS) { fprintf(stderr, "%s\n", iso_last_error()); return 1; }
+ *     struct iso_var v;
+ *     iso_init();  // on failure: a message on stderr, and the process ends
  *     if (NODEID == 0) { iso_start(); iso_write32(7, 42); iso_end(); }
  *     iso_barrier();
  *     iso_start(); iso_read32(7, &v); iso_end();
- *     printf("node %d of %d sees %u\n", NODEID, NUMNODES, read_iso_var(&v));
+ *     printf("node %d of %d sees %ld\n", NODEID, NUMNODES, read_iso_var(&v));
  *     return iso_deinit() == ISO_SUCCESS ? 0 : 1;
  *   }
  *
@@ -32,7 +32,8 @@
  * where copyset is `all` or a comma list of node ids, e.g. `128 4 0,2` puts 64-bit addresses
  * 65536 .. 67583 on nodes 0 and 2. Pages 0..127 hold the 32-bit variables, pages 128..255
  * the 64-bit ones; pages the file does not name are on every node, and a page may be named
- * once. Every node must read the same map. An unreadable or malformed file makes iso_init()
+ * once. A line may also be in the Regehr report's syntax, `page [-page] :node [,node]*;`,
+ * e.g. `128-131 : 0,2;`. Every node must read the same map. An unreadable or malformed file makes iso_init()
  * fail with a message naming the file, the line and the bad token.
  *
  * ISOCHRONS. Operations are grouped between iso_start() and iso_end() into an isochron: they
@@ -43,8 +44,10 @@
  *
  * ERRORS. Calls that return int return ISO_SUCCESS (0) or an error code (the ISO_E_*
  * values, equal to iso::error_code and absl::StatusCode); iso_last_error() gives the
- * message. Nothing aborts on bad input. A failed operation adds nothing to the isochron,
- * which stays open.
+ * message. A failed operation adds nothing to the isochron, which stays open. The classic
+ * calls that cannot return a code (iso_init, read_iso_var32/64) end the process with the
+ * message on stderr, as the Regehr report specifies for iso_init; iso_try_init and
+ * iso_var_wait32/64 return the code instead.
  *
  * THREADS. One node per process, used by one thread at a time: the calls are not
  * thread-safe, so a program that calls them from several threads must serialise the calls.
@@ -107,6 +110,9 @@ typedef struct iso_var64 {
   uint64_t value_;
 } iso_var64;
 
+/* shmem_addr_t: an address of the flat memory (the classic name). */
+typedef uint64_t shmem_addr_t;
+
 /* clang-format off */
 #define ISO_VAR32_INIT {0, 0, 0, 0}
 #define ISO_VAR64_INIT {0, 0, 0, 0, 0}
@@ -114,19 +120,22 @@ typedef struct iso_var64 {
 
 /* ---- Joining and leaving the job --------------------------------------------------------- */
 
-/* iso_init: joins the job described by the launcher's environment (ISO_RANK, ISO_SIZE, ... as
- * set by isorun; without them, a job of one node) as this process's node, waits until every
+/* iso_init, iso_try_init: join the job described by the launcher's environment (ISO_RANK, ISO_SIZE,
+ * ... as set by isorun; without them, a job of one node) as this process's node, waits until every
  * node has joined (the start barrier), and allocates the flat memory, placed by the shmem map
  * if ISO_SHMEM_MAP names one. Settings come from the ISO_* variables (isorun
  * --print-config). Handlers registered before iso_init are installed before the start
  * barrier, so messages cannot reach a node before its handlers.
  * Blocks: until every node has joined (ISO_JOIN_TIMEOUT_MS, then ISO_E_DEADLINE_EXCEEDED).
- * Returns: ISO_SUCCESS; ISO_E_FAILED_PRECONDITION when called a second time (a process
+ * iso_init returns only on success: on failure it prints "iso_init: <message>" on stderr and
+ *   ends the process with exit status 1 (Regehr report, B.3.1), which fails the job.
+ * iso_try_init returns: ISO_SUCCESS; ISO_E_FAILED_PRECONDITION when called a second time (a process
  *   joins once, even after iso_deinit or a failed iso_init) or in an `inproc` job of several
  *   nodes (the C API needs one node per process); ISO_E_INVALID_ARGUMENT for a malformed
  *   environment variable or shmem map; ISO_E_NOT_FOUND for a missing map file; the code of
  *   any other start-up failure (a peer that died: ISO_E_ABORTED). */
-int iso_init(void);
+void iso_init(void);
+int iso_try_init(void);
 
 /* iso_deinit: waits until every isochron this node issued has executed here and every read
  * has its value, then waits at the end barrier for every node (serving the other nodes
@@ -155,8 +164,10 @@ int iso_barrier(void);
 /* iso_poll: makes progress without blocking: executes what is due and serves the other
  * nodes (and runs due message handlers). Call it in long computations between isotach
  * calls, so that this node does not hold the others up.
- * Returns: ISO_SUCCESS; ISO_E_FAILED_PRECONDITION outside iso_init .. iso_deinit; the job's
- *   failure (e.g. ISO_E_ABORTED). */
+ * Returns: ISO_SUCCESS; ISO_E_FAILED_PRECONDITION outside iso_init .. iso_deinit or inside
+ *   a handler. Once the job has failed (another node failed or left without iso_deinit) it
+ *   does not return: classic programs poll in `while (1) iso_poll();` without looking at the
+ *   code, so it prints "iso_poll: <why>" on stderr and ends the process (exit status 1). */
 int iso_poll(void);
 
 /* ---- Isochrons --------------------------------------------------------------------------- */
@@ -183,36 +194,41 @@ int iso_end(void);
  * logical time; if the variable is unsubstantiated then (a sched is outstanding), the value
  * is that of the assign that substantiates it. If `var` is still pending from an earlier
  * read, that read is released first. */
-int iso_read32(uint32_t address, iso_var32* var);
-int iso_read64(uint64_t address, iso_var64* var);
+int iso_read32(shmem_addr_t address, iso_var32* var);
+int iso_read64(shmem_addr_t address, iso_var64* var);
 
-/* iso_write32, iso_write64: sets the variable to `value` (a sched and an assign in one). */
-int iso_write32(uint32_t address, uint32_t value);
-int iso_write64(uint64_t address, uint64_t value);
+/* iso_write32, iso_write64: sets the variable to `value` (a sched and an assign in one). The
+ * value is stored in the variable's width: a 32-bit variable keeps the low 32 bits, so -1
+ * and 0xffffffff are the same value (read_iso_var32 returns it as -1). */
+int iso_write32(shmem_addr_t address, long value);
+int iso_write64(shmem_addr_t address, long long value);
 
 /* iso_sched (32-bit), iso_sched64: makes the variable unsubstantiated: reads after this
  * isochron (in logical time) wait for this node's assign. Also ISO_E_FAILED_PRECONDITION
  * when this node already has an outstanding sched on the variable. */
-int iso_sched(uint32_t address);
-int iso_sched64(uint64_t address);
+int iso_sched(shmem_addr_t address);
+int iso_sched64(shmem_addr_t address);
 
 /* iso_assign32, iso_assign64 (iso_assign: the classic name of iso_assign32): gives `value` to
  * this node's outstanding sched of the variable, which it completes. Also
  * ISO_E_FAILED_PRECONDITION when this node has no outstanding sched there. */
-int iso_assign32(uint32_t address, uint32_t value);
-int iso_assign64(uint64_t address, uint64_t value);
+int iso_assign32(shmem_addr_t address, long value);
+int iso_assign64(shmem_addr_t address, long long value);
 
 /* ---- Read results ------------------------------------------------------------------------ */
 
 /* read_iso_var32, read_iso_var64 (read_iso_var: the classic name of read_iso_var32): the
- * read's value. Blocks until it arrives, making progress (this node keeps serving the
- * others). Releases the handle's slot; the handle is done and keeps the value, so reading it
- * again returns the same value at once. On failure returns 0 and sets iso_last_error():
- * outside iso_init .. iso_deinit, an empty, stale or uninitialised handle, a read whose
- * isochron is still open (it could never arrive: call iso_end first), inside a message
- * handler, or a failed job. iso_var_wait32/64 return the code instead. */
-uint32_t read_iso_var32(iso_var32* var);
-uint64_t read_iso_var64(iso_var64* var);
+ * read's value, signed as in the Regehr report (a 32-bit variable holding 0xffffffff reads
+ * as -1). Blocks until it arrives, making progress (this node keeps serving the others).
+ * Releases the handle's slot; the handle is done and keeps the value, so reading it again
+ * returns the same value at once. They cannot return an error, so on failure they print
+ * "read_iso_var32: <message>" on stderr and end the process with exit status 1 (which fails
+ * the job): outside iso_init .. iso_deinit, an empty, stale or uninitialised handle (e.g. of
+ * an iso_read32 that failed), a read whose isochron is still open (it could never arrive:
+ * call iso_end first), inside a message handler, or a failed job. iso_var_wait32/64 return
+ * the code instead. */
+long read_iso_var32(iso_var32* var);
+long long read_iso_var64(iso_var64* var);
 
 /* iso_var_wait32, iso_var_wait64: read_iso_var32/64 with a return code: stores the value in
  * `*value` and returns ISO_SUCCESS, or returns the error code (ISO_E_INVALID_ARGUMENT for a
@@ -240,33 +256,45 @@ int iso_var_release64(iso_var64* var);
 
 /* ---- Isochronous messages ---------------------------------------------------------------- */
 
-/* A handler gets the sender's node id and the payload (`data` may be NULL when `size` is 0;
- * it is valid only during the call). It runs at the message's logical time, ordered with
- * every other operation, on this node's thread inside whichever iso_* call is making
- * progress at the time (iso_poll, iso_barrier, read_iso_var32, ...). It must be short, and
- * may call only iso_node_id, iso_node_count and iso_last_error: other calls return
- * ISO_E_FAILED_PRECONDITION. */
-typedef void (*iso_handler)(int source, const void* data, size_t size);
+/* MAX_ISO_HANDLERS: handler ids are 0 .. MAX_ISO_HANDLERS-1. */
+#define MAX_ISO_HANDLERS 1024
+/* MAX_ISO_MSG_SIZE: the largest message iso_send_msg accepts, in bytes (a job whose NIC
+ * queue is set smaller than the default may accept less: see iso_send_msg). */
+#define MAX_ISO_MSG_SIZE 65536
 
-/* iso_set_handler: registers `fn` for the messages sent to `handler_id` (0 or more),
- * replacing any earlier one. Register the same ids on every node before any node can send
- * to them: before iso_init (installed before the start barrier), or after it followed by
- * iso_barrier on every node before the first send. A message for an id that is not
- * registered where it arrives fails the job.
- * Returns: ISO_SUCCESS; ISO_E_INVALID_ARGUMENT for a negative id or a NULL `fn`;
- *   ISO_E_FAILED_PRECONDITION inside a handler or after iso_deinit. Never blocks. */
-int iso_set_handler(int handler_id, iso_handler fn);
+/* iso_handler: the function type of a message handler (Regehr report, B.5), so a handler is
+ * declared `void handler(int sender, void* data, int length)`. It gets the sender's node id
+ * and the payload (`data` may be NULL when `length` is 0; it is valid only during the call:
+ * copy what must outlast it). It runs at the message's logical time, ordered with every
+ * other operation, on this node's thread inside whichever iso_* call is making progress at
+ * the time (iso_poll, iso_barrier, read_iso_var32, ...). It must be short, and may call only
+ * iso_node_id, iso_node_count and iso_last_error: other calls fail with
+ * ISO_E_FAILED_PRECONDITION (and those that cannot return a code end the process). */
+typedef void iso_handler(int sender, void* data, int length);
+
+/* iso_set_handler: sets handler `handler_id` (0 .. MAX_ISO_HANDLERS-1) to `fn`, and returns
+ * the function it was set to before (NULL if none). `fn` NULL clears it. Register the same
+ * ids on every node before any node can send to them: before iso_init (installed before the
+ * start barrier), or after it followed by iso_barrier on every node before the first send.
+ * A message for an id cleared where it arrives ends the process there at once, with a
+ * message on stderr naming the id and the node, which fails the job (Regehr report, B.5); a
+ * message for an id never set where it arrives stops that node, and its next blocking call
+ * (iso_barrier, iso_deinit, read_iso_var32, ...) fails naming the id.
+ * On failure returns NULL and sets iso_last_error(): a handler id out of range
+ * (ISO_E_INVALID_ARGUMENT), a call inside a handler or after iso_deinit
+ * (ISO_E_FAILED_PRECONDITION); nothing changes then. Never blocks. */
+iso_handler* iso_set_handler(int handler_id, iso_handler* fn);
 
 /* iso_send_msg: adds an isochronous message to the open isochron: `size` bytes from `data`
  * (copied now) reach handler `handler_id` on node `node` (which may be this node) at the
  * isochron's logical time. Never blocks.
  * Returns: ISO_SUCCESS; ISO_E_FAILED_PRECONDITION outside an isochron; ISO_E_NOT_FOUND when
- *   no handler is registered under `handler_id` on this node; ISO_E_INVALID_ARGUMENT for a
- *   node or handler id out of range or NULL `data` with a nonzero `size`;
- *   ISO_E_OUT_OF_RANGE when `size` is above the largest message (what one record of the
- *   NIC's queue holds, less headers); ISO_E_RESOURCE_EXHAUSTED when the message would make the
- *   isochron too large for the NIC's queue. Either way the message is not added and the
- *   isochron stays open. */
+ *   no handler was ever set under `handler_id` on this node; ISO_E_INVALID_ARGUMENT for a
+ *   node or handler id (0 .. MAX_ISO_HANDLERS-1) out of range or NULL `data` with a nonzero `size`;
+ *   ISO_E_OUT_OF_RANGE when `size` is above MAX_ISO_MSG_SIZE or the job's largest message
+ *   (what one record of the NIC's queue holds, less headers); ISO_E_RESOURCE_EXHAUSTED when the
+ * message would make the isochron too large for the NIC's queue. Either way the message is not
+ * added and the isochron stays open. */
 int iso_send_msg(int node, int handler_id, const void* data, size_t size);
 
 /* ---- Errors ------------------------------------------------------------------------------ */
@@ -283,6 +311,8 @@ const char* iso_last_error(void);
 #define NUMNODES (iso_node_count())
 #define iso_assign iso_assign32
 #define read_iso_var read_iso_var32
+/* `struct iso_var`, the report's read handle, is `struct iso_var32`. */
+#define iso_var iso_var32
 #endif
 
 #ifdef __cplusplus

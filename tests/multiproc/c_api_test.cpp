@@ -43,11 +43,14 @@ struct received {
 std::vector<received> g_received;
 int g_start_in_handler = -1;
 
-void on_message(int source, const void* data, size_t size) {
+void on_message(int source, void* data, int length) {
+  const auto size = static_cast<std::size_t>(length);
   g_received.push_back(
       {source, size == 0 ? "" : static_cast<const char*>(data), size, data == nullptr});
   g_start_in_handler = iso_start();  // handlers may not issue isochrons
 }
+
+void on_other(int, void*, int) {}
 
 // What the process saw before and during iso_init.
 struct start_up {
@@ -56,7 +59,7 @@ struct start_up {
   int start_before = 0;
   std::string start_before_message;
   int barrier_before = 0;
-  int handler_before = 0;
+  iso_handler* handler_before = nullptr;
   int init = -1;
   std::string init_message;
 };
@@ -81,7 +84,7 @@ class CApi : public testing::Test {
     std::fputs(kMap, f);
     std::fclose(f);
     ::setenv("ISO_SHMEM_MAP", path.c_str(), 1);
-    g_start.init = iso_init();
+    g_start.init = iso_try_init();
     g_start.init_message = iso_last_error();
     std::remove(path.c_str());
   }
@@ -96,7 +99,7 @@ class deinit_environment : public testing::Environment {
     EXPECT_EQ(iso_deinit(), ISO_SUCCESS) << iso_last_error();
     EXPECT_EQ(iso_node_id(), -1);
     EXPECT_EQ(iso_node_count(), -1);
-    EXPECT_EQ(iso_init(), ISO_E_FAILED_PRECONDITION);
+    EXPECT_EQ(iso_try_init(), ISO_E_FAILED_PRECONDITION);
     EXPECT_THAT(iso_last_error(), HasSubstr("a process joins once"));
     EXPECT_EQ(iso_start(), ISO_E_FAILED_PRECONDITION);
     EXPECT_THAT(iso_last_error(), HasSubstr("left the job"));
@@ -115,14 +118,14 @@ TEST_F(CApi, BeforeInit) {
   EXPECT_EQ(g_start.start_before, ISO_E_FAILED_PRECONDITION);
   EXPECT_EQ(g_start.start_before_message, "iso_start: called before iso_init; call iso_init first");
   EXPECT_EQ(g_start.barrier_before, ISO_E_FAILED_PRECONDITION);
-  EXPECT_EQ(g_start.handler_before, ISO_SUCCESS);
+  EXPECT_EQ(g_start.handler_before, nullptr);  // nothing was set before
 }
 
 TEST_F(CApi, IdentityAndSecondInit) {
   EXPECT_EQ(NUMNODES, 2);
   EXPECT_GE(NODEID, 0);
   EXPECT_LT(NODEID, 2);
-  expect_failure(iso_init(), ISO_E_FAILED_PRECONDITION, "iso_init: already initialised");
+  expect_failure(iso_try_init(), ISO_E_FAILED_PRECONDITION, "iso_try_init: already initialised");
 }
 
 TEST_F(CApi, MapPlacesNamedPagesAndTheRestIsEverywhere) {
@@ -177,20 +180,20 @@ TEST_F(CApi, WriteThenReadRoundTripsOnBothWidths) {
   ASSERT_EQ(iso_read64(130 * 512 + 5, &one_node64), ISO_SUCCESS) << iso_last_error();
   ASSERT_EQ(iso_end(), ISO_SUCCESS);
 
-  EXPECT_EQ(read_iso_var32(&mine), 1000u + me);
-  EXPECT_EQ(read_iso_var(&theirs), 1000u + peer);  // the classic name
-  EXPECT_EQ(read_iso_var32(&top), 0xfffffffeu);
-  EXPECT_EQ(read_iso_var32(&one_node), 35u);
+  EXPECT_EQ(read_iso_var32(&mine), 1000 + me);
+  EXPECT_EQ(read_iso_var(&theirs), 1000 + peer);  // the classic name
+  EXPECT_EQ(read_iso_var32(&top), -2);            // 0xfffffffe, signed as in the report
+  EXPECT_EQ(read_iso_var32(&one_node), 35);
   std::uint64_t value = 0;
   EXPECT_EQ(iso_var_wait64(&mine64, &value), ISO_SUCCESS) << iso_last_error();
   EXPECT_EQ(value, big + me);
-  EXPECT_EQ(read_iso_var64(&theirs64), big + peer);
-  EXPECT_EQ(read_iso_var64(&top64), ~std::uint64_t{0});
-  EXPECT_EQ(read_iso_var64(&one_node64), big + 1305);
+  EXPECT_EQ(static_cast<std::uint64_t>(read_iso_var64(&theirs64)), big + peer);
+  EXPECT_EQ(read_iso_var64(&top64), -1);  // ~0, signed
+  EXPECT_EQ(static_cast<std::uint64_t>(read_iso_var64(&one_node64)), big + 1305);
 
   // A done handle keeps its value.
   EXPECT_EQ(iso_var_ready32(&mine), 1);
-  EXPECT_EQ(read_iso_var32(&mine), 1000u + me);
+  EXPECT_EQ(read_iso_var32(&mine), 1000 + me);
   EXPECT_EQ(iso_var_release32(&mine), ISO_SUCCESS);
   expect_failure(iso_var_ready32(&mine), -ISO_E_INVALID_ARGUMENT, "holds no read");
   ASSERT_EQ(iso_barrier(), ISO_SUCCESS) << iso_last_error();
@@ -289,14 +292,15 @@ TEST_F(CApi, EveryMisuseHasItsCodeAndMessage) {
                  "iso_send_msg: no handler is registered under id 999");
   expect_failure(iso_send_msg(2, kHello, "x", 1), ia, "message to node 2: the job has nodes 0..1");
   expect_failure(iso_send_msg(-1, kHello, "x", 1), ia, "message to node -1");
-  expect_failure(iso_send_msg(0, -3, "x", 1), ia, "handler id -3 is negative");
+  expect_failure(iso_send_msg(0, -3, "x", 1), ia, "handler id -3 is outside 0..1023");
   expect_failure(iso_send_msg(0, kHello, nullptr, 4), ia, "NULL but the size is 4");
 
   // A read's value cannot arrive while its isochron is open.
   ASSERT_EQ(iso_read32(1, &v), ISO_SUCCESS) << iso_last_error();
   EXPECT_EQ(iso_var_ready32(&v), 0);
-  EXPECT_EQ(read_iso_var32(&v), 0u);
-  EXPECT_THAT(iso_last_error(), HasSubstr("read_iso_var32: the read's isochron is still open"));
+  std::uint32_t early = 0;
+  expect_failure(iso_var_wait32(&v, &early), fp,
+                 "iso_var_wait32: the read's isochron is still open");
   expect_failure(iso_barrier(), fp, "iso_barrier: called inside an isochron; call iso_end first");
   expect_failure(iso_deinit(), fp, "iso_deinit: an isochron is open; call iso_end first");
   // The failures added nothing and left the isochron open: it issues fine.
@@ -312,21 +316,19 @@ TEST_F(CApi, EveryMisuseHasItsCodeAndMessage) {
   ASSERT_EQ(iso_start(), ISO_SUCCESS);
   ASSERT_EQ(iso_read32(var, &check), ISO_SUCCESS);
   ASSERT_EQ(iso_end(), ISO_SUCCESS);
-  EXPECT_EQ(read_iso_var32(&check), 3u);
+  EXPECT_EQ(read_iso_var32(&check), 3);
 
   // Handles.
   iso_var32 empty = ISO_VAR32_INIT;
-  EXPECT_EQ(read_iso_var32(&empty), 0u);
-  EXPECT_THAT(iso_last_error(), HasSubstr("read_iso_var32: the handle holds no read"));
+  std::uint32_t out = 0;
+  expect_failure(iso_var_wait32(&empty, &out), ia, "iso_var_wait32: the handle holds no read");
   expect_failure(iso_var_ready32(&empty), -ia, "iso_var_ready32: the handle holds no read");
   EXPECT_EQ(iso_var_release32(&empty), ISO_SUCCESS);
   iso_var32 garbage;
   std::memset(&garbage, 0xab, sizeof(garbage));
-  EXPECT_EQ(read_iso_var32(&garbage), 0u);
-  EXPECT_THAT(iso_last_error(), HasSubstr("not a read handle (uninitialised?)"));
+  expect_failure(iso_var_wait32(&garbage, &out), ia, "not a read handle (uninitialised?)");
   expect_failure(iso_var_release32(&garbage), ia, "not a read handle");
-  EXPECT_EQ(read_iso_var32(nullptr), 0u);
-  EXPECT_THAT(iso_last_error(), HasSubstr("the read handle is NULL"));
+  expect_failure(iso_var_wait32(nullptr, &out), ia, "the read handle is NULL");
   expect_failure(iso_var_wait32(&check, nullptr), ia, "the value pointer is NULL");
 
   iso_var64 a = ISO_VAR64_INIT;
@@ -334,9 +336,9 @@ TEST_F(CApi, EveryMisuseHasItsCodeAndMessage) {
   ASSERT_EQ(iso_read64(ISO_MEM64_BASE + 7, &a), ISO_SUCCESS);
   ASSERT_EQ(iso_end(), ISO_SUCCESS);
   iso_var64 copy = a;
-  EXPECT_EQ(read_iso_var64(&a), 0u) << iso_last_error();
-  EXPECT_EQ(read_iso_var64(&copy), 0u);
-  EXPECT_THAT(iso_last_error(), HasSubstr("read_iso_var64: stale read handle"));
+  EXPECT_EQ(read_iso_var64(&a), 0) << iso_last_error();
+  std::uint64_t out64 = 0;
+  expect_failure(iso_var_wait64(&copy, &out64), ia, "iso_var_wait64: stale read handle");
   EXPECT_EQ(iso_var_release64(&copy), ISO_SUCCESS);
   // A released read is gone; reusing the handle for a new read is fine.
   ASSERT_EQ(iso_start(), ISO_SUCCESS);
@@ -346,8 +348,15 @@ TEST_F(CApi, EveryMisuseHasItsCodeAndMessage) {
   EXPECT_EQ(iso_var_release64(&a), ISO_SUCCESS);
   expect_failure(iso_var_ready64(&a), -ia, "holds no read");
 
-  expect_failure(iso_set_handler(-1, on_message), ia, "iso_set_handler: handler id -1");
-  expect_failure(iso_set_handler(5, nullptr), ia, "the handler function is NULL");
+  EXPECT_EQ(iso_set_handler(-1, on_message), nullptr);
+  EXPECT_THAT(iso_last_error(), HasSubstr("iso_set_handler: handler id -1 is outside 0..1023"));
+  EXPECT_EQ(iso_set_handler(MAX_ISO_HANDLERS, on_message), nullptr);
+  EXPECT_THAT(iso_last_error(), HasSubstr("handler id 1024 is outside"));
+  // Set, replace and clear: each call returns the function set before.
+  EXPECT_EQ(iso_set_handler(5, on_message), nullptr);
+  EXPECT_EQ(iso_set_handler(5, on_other), on_message);
+  EXPECT_EQ(iso_set_handler(5, nullptr), on_other);
+  EXPECT_EQ(iso_set_handler(5, nullptr), nullptr);
 }
 
 TEST_F(CApi, IsochronousMessagesReachTheirHandlers) {
@@ -380,7 +389,7 @@ TEST_F(CApi, IsochronousMessagesReachTheirHandlers) {
   EXPECT_EQ(g_start_in_handler, ISO_E_FAILED_PRECONDITION);
 
   // A handler registered now is in place on every node after a barrier.
-  ASSERT_EQ(iso_set_handler(kLate, on_message), ISO_SUCCESS) << iso_last_error();
+  ASSERT_EQ(iso_set_handler(kLate, on_message), nullptr) << iso_last_error();
   g_received.clear();
   ASSERT_EQ(iso_barrier(), ISO_SUCCESS);
   if (me == 0) {

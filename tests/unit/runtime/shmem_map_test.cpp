@@ -98,13 +98,58 @@ TEST(ShmemMap, ErrorsNameTheFileTheLineAndTheToken) {
               HasSubstr("copyset 'none' is neither 'all' nor a comma list of node ids ('none')"));
   EXPECT_THAT(refusal("0 1 0;1"), HasSubstr("('0;1')"));
   EXPECT_THAT(refusal("0 1 ALL"), HasSubstr("copyset 'ALL'"));
-  EXPECT_THAT(refusal("7"), HasSubstr("map.txt:1: expected '<first_page> <page_count> "
-                                      "<copyset>' but the line ends after '7'"));
+  EXPECT_THAT(refusal("7"), HasSubstr("map.txt:1: the line ends after '7'; expected "
+                                      "'<first_page> <page_count> <copyset>'"));
   EXPECT_THAT(refusal("7 1 # comment eats the copyset"),
               HasSubstr("map.txt:1: missing the copyset after '1'"));
   EXPECT_THAT(refusal("7 1 all extra"), HasSubstr("map.txt:1: unexpected 'extra' after"));
   EXPECT_THAT(refusal("0 4 all\n\n2 1 1\n"),
               HasSubstr("map.txt:3: page 2 of '2 1' is already placed by line 1"));
+}
+
+// The Regehr report's syntax (B.2.2), `page [-page] :node [,node]*;`, beside ours.
+TEST(ShmemMap, AcceptsTheRegehrSyntax) {
+  absl::StatusOr<shmem_map> map = parse(
+      "# the report's syntax\n"
+      "0-127 :0,1,2;\n"
+      "128 :3;        # one page\n"
+      "129 - 130 : 2 , 1 ;\n"
+      "131 1 0       # ours, on the same file\n");
+  ASSERT_TRUE(map.ok()) << map.status();
+  EXPECT_THAT(map->copyset(0), ElementsAre(0, 1, 2));
+  EXPECT_THAT(map->copyset(127), ElementsAre(0, 1, 2));
+  EXPECT_THAT(map->copyset(128), ElementsAre(3));
+  EXPECT_THAT(map->copyset(129), ElementsAre(1, 2));
+  EXPECT_THAT(map->copyset(130), ElementsAre(1, 2));
+  EXPECT_THAT(map->copyset(131), ElementsAre(0));
+  EXPECT_FALSE(map->named(132));
+}
+
+TEST(ShmemMap, AFileInNeitherSyntaxIsToldBoth) {
+  const std::string both =
+      "expected '<first_page> <page_count> <copyset>' (e.g. '128 4 0,2' or '0 128 all') or the "
+      "Regehr report's '<page>[-<page>] : <node>[,<node>]* ;'";
+  EXPECT_THAT(refusal("page 3 on node 1"), HasSubstr("map.txt:1: unexpected 'node' after the "
+                                                     "copyset; " +
+                                                     both));
+  EXPECT_THAT(refusal("pages 0 1"),
+              HasSubstr("first page 'pages' is not a decimal number; " + both));
+  EXPECT_THAT(refusal("5"), HasSubstr(both));
+  EXPECT_THAT(refusal("3 :1"),
+              HasSubstr("map.txt:1: the node list '1' does not end with ';'; " + both));
+  EXPECT_THAT(refusal("x-4 :1;"), HasSubstr("page 'x' is not a decimal number; " + both));
+  EXPECT_THAT(refusal("4-x :1;"), HasSubstr("last page 'x' is not a decimal number"));
+  EXPECT_THAT(refusal("4-2 :1;"), HasSubstr("page range '4-2' runs backwards"));
+  EXPECT_THAT(refusal("256 :1;"), HasSubstr("page 256 is outside the map, which has pages 0..255"));
+  EXPECT_THAT(refusal("3 : ;"), HasSubstr("no node after ':'"));
+  EXPECT_THAT(refusal("3 : 1; 4 : 2;"), HasSubstr("more than one ';'"));
+  EXPECT_THAT(refusal("3 : all;"), HasSubstr("'all' is not a node id here"));
+  EXPECT_THAT(refusal("3 : 9;"),
+              HasSubstr("node '9' in copyset '9' is not in this job of 4 nodes"));
+  EXPECT_THAT(refusal("0-3 :1;\n2 1 0\n"),
+              HasSubstr("map.txt:2: page 2 of '2 1' is already placed by line 1"));
+  EXPECT_THAT(refusal("0 4 0\n3 :1;\n"),
+              HasSubstr("map.txt:2: page 3 of '3' is already placed by line 1"));
 }
 
 TEST(ShmemMap, LoadReadsAFileAndNamesItInErrors) {
