@@ -11,35 +11,24 @@
 // every fork at the end.
 //
 //   isorun -n 4 -- philosophers --meals 1000
-#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <iso/iso.hpp>
-#include <system_error>
+
+#include "apps/common/count_argument.hpp"
 
 namespace {
 
 // The most meals a run may ask for; more is a typo, not a plan.
 constexpr long kMaxMeals = 1'000'000'000;
 
-// A whole number from 1 to `max`: digits only (no sign, no spaces), and nothing that
-// overflows (strtol would clamp it silently).
-bool parse_count(const char* text, long max, long& out) {
-  const char* const end = text + std::strlen(text);
-  long value = 0;
-  const auto [ptr, ec] = std::from_chars(text, end, value);
-  if (ec != std::errc() || ptr != end || value < 1 || value > max) return false;
-  out = value;
-  return true;
-}
-
 long parse_meals(int argc, char** argv) {
   long meals = 1000;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--meals") == 0 && i + 1 < argc) {
-      if (!parse_count(argv[++i], kMaxMeals, meals)) {
+      if (!iso::apps::parse_count(argv[++i], kMaxMeals, meals)) {
         std::fprintf(stderr, "philosophers: --meals takes a whole number from 1 to %ld, not '%s'\n",
                      kMaxMeals, argv[i]);
         return -1;
@@ -93,8 +82,9 @@ int main(int argc, char** argv) {
     for (std::uint32_t i = 0; i < n; ++i) ok &= values[i] == 20 * meals;
     std::printf("philosophers: %u philosophers ate %ld meals each in %.3f s (%.1f us per meal)\n",
                 n, meals, seconds, seconds * 1e6 / static_cast<double>(meals));
-    std::printf("philosophers: every fork used %ld times by its two neighbours, never at once: %s\n",
-                2 * meals, ok ? "OK" : "VIOLATED");
+    std::printf(
+        "philosophers: every fork used %ld times by its two neighbours, never at once: %s\n",
+        2 * meals, ok ? "OK" : "VIOLATED");
     if (!ok) throw iso::error(iso::error_code::data_loss, "a fork was held by two neighbours");
   });
 }

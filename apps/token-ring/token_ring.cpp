@@ -3,13 +3,13 @@
 // time per hop.
 //
 //   isorun -n 4 -- token-ring --laps 20000
-#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <iso/iso.hpp>
 #include <string>
-#include <system_error>
+
+#include "apps/common/count_argument.hpp"
 
 namespace {
 
@@ -21,22 +21,11 @@ struct token {
 // The most laps a run may ask for; more is a typo, not a plan.
 constexpr long kMaxLaps = 1'000'000'000;
 
-// A whole number from 1 to `max`: digits only (no sign, no spaces), and nothing that
-// overflows (strtol would clamp it silently).
-bool parse_count(const char* text, long max, long& out) {
-  const char* const end = text + std::strlen(text);
-  long value = 0;
-  const auto [ptr, ec] = std::from_chars(text, end, value);
-  if (ec != std::errc() || ptr != end || value < 1 || value > max) return false;
-  out = value;
-  return true;
-}
-
 long parse_laps(int argc, char** argv) {
   long laps = 10000;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--laps") == 0 && i + 1 < argc) {
-      if (!parse_count(argv[++i], kMaxLaps, laps)) {
+      if (!iso::apps::parse_count(argv[++i], kMaxLaps, laps)) {
         std::fprintf(stderr, "token-ring: --laps takes a whole number from 1 to %ld, not '%s'\n",
                      kMaxLaps, argv[i]);
         return -1;
