@@ -1,11 +1,12 @@
 // The Ironman C API (include/iso/ironman.h) on top of the C++ API. One node per process,
 // kept by one object between open_net() and the last try_close_net(); every call turns C++
 // errors into FAILURE and a message (ironman_last_error), and lets nothing escape into C.
-#define ISO_IRONMAN_NO_REPORT_NAMES
+#define ISO_IRONMAN_NO_REPORT_NAMES  // this file calls node::poll() and friends
+#include "iso/ironman.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
-#include <cstring>
 #include <exception>
 #include <memory>
 #include <optional>
@@ -14,7 +15,6 @@
 
 #include "absl/strings/str_format.h"
 #include "iso/error.hpp"
-#include "iso/ironman.h"
 #include "iso/isochron.hpp"
 #include "iso/node.hpp"
 #include "iso/shared.hpp"
@@ -186,14 +186,14 @@ class ironman_api {
   }
 
   void iso_send(int target, const void* data, int size, int last) {
-    (void)node();  // open?
+    require_open();
     check_target(target);
     isochron().send(static_cast<node_id>(target), payload(data, size));
     if (last != 0) end_isochron();
   }
 
   void iso_end() {
-    (void)node();
+    require_open();
     end_isochron();
   }
 
@@ -227,7 +227,7 @@ class ironman_api {
   void iso_read(shmem_addr_t address, iso_var32* into, int last) {
     if (into == nullptr) fail("the local variable is NULL");
     const shared_var<std::int32_t> word = shared_word(address);
-    (void)node();
+    require_open();
     forget(*into);
     detail::read_handle handle = isochron().read_raw(word.where(), sizeof(std::int32_t), 1);
     into->slot = park(std::move(handle));
@@ -237,7 +237,7 @@ class ironman_api {
 
   long iso_retrieve(iso_var32* from) {
     if (from == nullptr) fail("the local variable is NULL");
-    (void)node();
+    require_open();
     if (from->state == kReadDone) return from->value;
     if (from->state != kReadPending || from->slot >= reads_.size() || !reads_[from->slot]) {
       fail("the local variable holds no read (iso_read into it first)");
@@ -251,21 +251,21 @@ class ironman_api {
 
   void iso_write(shmem_addr_t address, long value, int last) {
     const shared_var<std::int32_t> word = shared_word(address);
-    (void)node();
+    require_open();
     isochron().write(word, static_cast<std::int32_t>(value));
     if (last != 0) end_isochron();
   }
 
   void iso_sched(shmem_addr_t address, int last) {
     const shared_var<std::int32_t> word = shared_word(address);
-    (void)node();
+    require_open();
     isochron().sched(word);
     if (last != 0) end_isochron();
   }
 
   void iso_assign(shmem_addr_t address, long value, int last) {
     const shared_var<std::int32_t> word = shared_word(address);
-    (void)node();
+    require_open();
     isochron().assign(word, static_cast<std::int32_t>(value));
     if (last != 0) end_isochron();
   }
@@ -321,6 +321,9 @@ class ironman_api {
   enum class state { never, open, closed };
 
   [[nodiscard]] bool is_open() const { return state_ == state::open; }
+
+  // Throws unless the network is open (between open_net() and the last try_close_net()).
+  void require_open() { (void)node(); }
 
   iso::node& node() {
     if (state_ == state::never) fail("the network is not open; call open_net() first");
