@@ -2,8 +2,6 @@
 // kept by one object between open_net() and the last try_close_net(); every call turns C++
 // errors into FAILURE and a message (ironman_last_error), and lets nothing escape into C.
 #define ISO_IRONMAN_NO_REPORT_NAMES  // this file calls node::poll() and friends
-#include "iso/ironman.h"
-
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
@@ -15,6 +13,7 @@
 
 #include "absl/strings/str_format.h"
 #include "iso/error.hpp"
+#include "iso/ironman.h"
 #include "iso/isochron.hpp"
 #include "iso/node.hpp"
 #include "iso/shared.hpp"
