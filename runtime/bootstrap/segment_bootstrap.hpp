@@ -6,8 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "absl/synchronization/mutex.h"
-
+#include "absl/time/time.h"
 #include "comm/shm_segment.hpp"
 #include "runtime/bootstrap/bootstrap.hpp"
 #include "runtime/bootstrap/key_value_board.hpp"
@@ -65,9 +64,11 @@ class segment_bootstrap final : public bootstrap {
   };
   // Looks at the other nodes' processes; marks the first one found gone or stopped too long.
   void check_peers() const;
-  mutable absl::Mutex watch_mutex_;  // inproc nodes share nothing, but be safe with threads
-  mutable absl::Time next_check_ ABSL_GUARDED_BY(watch_mutex_) = absl::InfinitePast();
-  mutable std::vector<peer_watch> peers_ ABSL_GUARDED_BY(watch_mutex_);
+  // Used by the node's own thread only (the one that waits); every node of an inproc job
+  // has a bootstrap of its own.
+  mutable std::uint32_t calls_ = 0;
+  mutable absl::Time next_check_ = absl::InfinitePast();
+  mutable std::vector<peer_watch> peers_;
 };
 
 }  // namespace iso::runtime
