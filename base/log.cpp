@@ -33,11 +33,16 @@ const std::vector<std::string>& debug_selection() {
 
 constexpr std::string_view level_name(log_level level) {
   switch (level) {
-    case log_level::error: return "error";
-    case log_level::warn: return "warn";
-    case log_level::info: return "info";
-    case log_level::debug: return "debug";
-    case log_level::trace: return "trace";
+    case log_level::error:
+      return "error";
+    case log_level::warn:
+      return "warn";
+    case log_level::info:
+      return "info";
+    case log_level::debug:
+      return "debug";
+    case log_level::trace:
+      return "trace";
   }
   return "?";
 }

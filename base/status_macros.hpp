@@ -12,11 +12,11 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
-#define ISO_RETURN_IF_ERROR(expr)                       \
-  do {                                                  \
+#define ISO_RETURN_IF_ERROR(expr)                                 \
+  do {                                                            \
     if (::absl::Status iso_status_ = (expr); !iso_status_.ok()) { \
-      return iso_status_;                               \
-    }                                                   \
+      return iso_status_;                                         \
+    }                                                             \
   } while (0)
 
 #define ISO_STATUS_CONCAT_INNER(a, b) a##b

@@ -3,8 +3,9 @@
 // process-shared futex, so the same code serves threads and processes.
 //
 // Protocol (Dekker-style, no lost wake-ups):
-//   receiver: ticket = prepare_sleep(); if (nothing pending) sleep(ticket, timeout); finish_sleep();
-//   sender:   publish the packet; ring(): a full fence, then a futex wake only if someone sleeps.
+//   receiver: ticket = prepare_sleep(); if (nothing pending) sleep(ticket, timeout);
+//   finish_sleep(); sender:   publish the packet; ring(): a full fence, then a futex wake only if
+//   someone sleeps.
 // The fast path of a sender is one fence and one load of a line that rarely changes.
 #pragma once
 

@@ -35,8 +35,8 @@ void pin_nic_thread(std::uint32_t local_nodes, std::uint32_t local_index) {
   hwloc_topology_handle h;
   const int cores = core_count(h);
   if (!h.ok || static_cast<std::uint32_t>(cores) < 2 * local_nodes) return;
-  hwloc_obj_t core = hwloc_get_obj_by_type(h.topo, HWLOC_OBJ_CORE,
-                                           static_cast<unsigned>(cores) - 1 - local_index);
+  hwloc_obj_t core =
+      hwloc_get_obj_by_type(h.topo, HWLOC_OBJ_CORE, static_cast<unsigned>(cores) - 1 - local_index);
   if (core == nullptr) return;
   hwloc_set_cpubind(h.topo, core->cpuset, HWLOC_CPUBIND_THREAD);
 }

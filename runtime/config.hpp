@@ -12,11 +12,11 @@
 namespace iso::runtime {
 
 struct config_row {
-  const char* name;         // environment variable: ISO_<NAME>
+  const char* name;  // environment variable: ISO_<NAME>
   const char* unit;
   const char* range;  // the values that work, e.g. "power of two, 1024 to 1073741824"
   const char* help;
-  std::string value;        // effective value, as text
+  std::string value;  // effective value, as text
 };
 
 // Copies `requested`, overrides each setting whose ISO_<NAME> variable is set, and checks

@@ -9,8 +9,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
 #include "base/check.hpp"
-#include "runtime/collective_digest.hpp"
 #include "iso/error.hpp"
+#include "runtime/collective_digest.hpp"
 #include "runtime/node_state.hpp"
 
 namespace iso {
@@ -212,9 +212,9 @@ absl::Status node_state::rendezvous(std::uint64_t digest, std::string_view call)
       for (node_id n = 0; n < count(); ++n) {
         if (!boot_->barrier_arrived(n, ticket)) absl::StrAppendFormat(&missing, " %u", n);
       }
-      outcome = absl::DeadlineExceededError(absl::StrFormat(
-          "%s on node %u: node(s)%s did not arrive within %s", call, id(), missing,
-          absl::FormatDuration(absl::FromChrono(options_.barrier_timeout))));
+      outcome = absl::DeadlineExceededError(
+          absl::StrFormat("%s on node %u: node(s)%s did not arrive within %s", call, id(), missing,
+                          absl::FormatDuration(absl::FromChrono(options_.barrier_timeout))));
       return true;
     }
     return false;

@@ -1,6 +1,6 @@
-#include "iso/shared.hpp"
-
 #include <numeric>
+
+#include "iso/shared.hpp"
 
 namespace iso {
 

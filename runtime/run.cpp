@@ -147,8 +147,8 @@ std::unique_ptr<node> make_node(const std::shared_ptr<comm::shm_segment>& segmen
   base::set_log_node(static_cast<int>(rank));
   // A peer stopped for half the barrier time-out fails the job before a barrier that waits
   // for it would, so the error names the stopped node and why.
-  auto boot = std::make_unique<segment_bootstrap>(
-      segment, rank, plan.env.secret, absl::FromChrono(plan.opts.barrier_timeout) / 2);
+  auto boot = std::make_unique<segment_bootstrap>(segment, rank, plan.env.secret,
+                                                  absl::FromChrono(plan.opts.barrier_timeout) / 2);
   const nicfw::engine_options nic_options{.where = nic_placement_of(plan.opts),
                                           .local_nodes = segment->nodes(),
                                           .local_index = rank,

@@ -112,8 +112,8 @@ int run_worker() {
     return 2;
   }
   pin_to_cpu(rank);
-  auto segment = comm::shm_segment::join(fd, rank, size, secret ? secret : "",
-                                         {.ring_capacity = 1 << 20});
+  auto segment =
+      comm::shm_segment::join(fd, rank, size, secret ? secret : "", {.ring_capacity = 1 << 20});
   if (!segment.ok()) {
     std::fprintf(stderr, "comm-bench: %s\n", std::string(segment.status().message()).c_str());
     return 1;

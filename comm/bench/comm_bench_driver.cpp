@@ -100,9 +100,10 @@ int main(int argc, char** argv) {
   }
   const fs::path self = fs::canonical("/proc/self/exe");
   const fs::path bin = self.parent_path();
-  std::printf("comm-bench: 2 processes pinned to cores 0 and 1, iso shm transport vs Open MPI\n"
-              "(ob1/vader); %d alternating rounds of %d runs per size\n",
-              iso::bench::kRounds, iso::bench::kRepetitionsPerRound);
+  std::printf(
+      "comm-bench: 2 processes pinned to cores 0 and 1, iso shm transport vs Open MPI\n"
+      "(ob1/vader); %d alternating rounds of %d runs per size\n",
+      iso::bench::kRounds, iso::bench::kRepetitionsPerRound);
   std::fflush(stdout);
   const std::string our_command =
       absl::StrFormat("'%s' -n 2 -- '%s'", (bin / "isorun").string(), self.string());

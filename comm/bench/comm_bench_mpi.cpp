@@ -28,7 +28,8 @@ void latency(int rank, std::size_t size) {
         MPI_Send(buffer.data(), n, MPI_CHAR, peer, 1, MPI_COMM_WORLD);
       }
     }
-    if (rank == 0) std::printf("lat %zu %.4f\n", size, (MPI_Wtime() - start) * 1e6 / kRoundTrips / 2);
+    if (rank == 0)
+      std::printf("lat %zu %.4f\n", size, (MPI_Wtime() - start) * 1e6 / kRoundTrips / 2);
   }
 }
 
@@ -59,7 +60,8 @@ void bandwidth(int rank, std::size_t size) {
     }
     const double seconds = MPI_Wtime() - start;
     const double total = static_cast<double>(windows) * kWindow;
-    if (rank == 0) std::printf("bw %zu %.1f\n", size, total * static_cast<double>(size) / seconds / 1e6);
+    if (rank == 0)
+      std::printf("bw %zu %.1f\n", size, total * static_cast<double>(size) / seconds / 1e6);
   }
 }
 

@@ -33,8 +33,8 @@
  * 65536 .. 67583 on nodes 0 and 2. Pages 0..127 hold the 32-bit variables, pages 128..255
  * the 64-bit ones; pages the file does not name are on every node, and a page may be named
  * once. A line may also be in the Regehr report's syntax, `page [-page] :node [,node]*;`,
- * e.g. `128-131 : 0,2;`. Every node must read the same map. An unreadable or malformed file makes iso_init()
- * fail with a message naming the file, the line and the bad token.
+ * e.g. `128-131 : 0,2;`. Every node must read the same map. An unreadable or malformed file makes
+ * iso_init() fail with a message naming the file, the line and the bad token.
  *
  * ISOCHRONS. Operations are grouped between iso_start() and iso_end() into an isochron: they
  * take effect atomically, at one logical time on every node, and all isochrons of all nodes

@@ -32,8 +32,7 @@ using node_id = std::uint32_t;
 using address = std::uint64_t;
 
 template <typename T>
-concept shared_scalar =
-    std::is_same_v<T, std::int32_t> || std::is_same_v<T, std::uint32_t> ||
+concept shared_scalar = std::is_same_v<T, std::int32_t> || std::is_same_v<T, std::uint32_t> ||
     std::is_same_v<T, float> || std::is_same_v<T, std::int64_t> ||
     std::is_same_v<T, std::uint64_t> || std::is_same_v<T, double>;
 

@@ -15,9 +15,9 @@ absl::Status key_value_board::put(std::string_view key, std::string_view value) 
   if (key.empty()) return absl::InvalidArgumentError("bootstrap keys must not be empty");
   const std::size_t need = kRecordHeader + key.size() + value.size() + sizeof(std::uint32_t);
   if (used_ + need > area_.size()) {
-    return absl::ResourceExhaustedError(absl::StrFormat(
-        "bootstrap board full: %u of %u bytes used, key '%s' needs %u", used_, area_.size(), key,
-        need));
+    return absl::ResourceExhaustedError(
+        absl::StrFormat("bootstrap board full: %u of %u bytes used, key '%s' needs %u", used_,
+                        area_.size(), key, need));
   }
   const std::uint32_t lengths[2] = {static_cast<std::uint32_t>(key.size()),
                                     static_cast<std::uint32_t>(value.size())};

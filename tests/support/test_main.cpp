@@ -18,8 +18,8 @@ class fail_on_unexpected_log : public testing::EmptyTestEventListener {
     if (iso::test::expected_log_lines_allowed()) return;
     const int errors = iso::base::log_error_count() - errors_;
     const int warnings = iso::base::log_warning_count() - warnings_;
-    EXPECT_EQ(errors + warnings, 0) << info.name() << " logged " << errors << " errors and "
-                                    << warnings << " warnings";
+    EXPECT_EQ(errors + warnings, 0)
+        << info.name() << " logged " << errors << " errors and " << warnings << " warnings";
   }
   int errors_ = 0;
   int warnings_ = 0;

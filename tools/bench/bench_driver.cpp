@@ -36,7 +36,8 @@ void print_header(const char* ours_name, const char* peer_name) {
 void print_row(const std::string& label, const std::optional<summary>& ours,
                const std::optional<summary>& peer) {
   std::string ratio = "-";
-  if (ours && peer && peer->median > 0) ratio = absl::StrFormat("%.1fx", ours->median / peer->median);
+  if (ours && peer && peer->median > 0)
+    ratio = absl::StrFormat("%.1fx", ours->median / peer->median);
   std::printf("%-34s %-26s %-26s %s\n", label.c_str(), cell(ours).c_str(), cell(peer).c_str(),
               ratio.c_str());
 }
@@ -107,8 +108,7 @@ std::optional<bench_args> parse_bench_args(int argc, char** argv, const char* na
         return std::nullopt;
       }
     } else {
-      std::fprintf(stderr, "usage: %s [--quick] [--nic thread|inline|auto] [--nodes N]\n",
-                   name);
+      std::fprintf(stderr, "usage: %s [--quick] [--nic thread|inline|auto] [--nodes N]\n", name);
       return std::nullopt;
     }
   }

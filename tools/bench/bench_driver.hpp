@@ -37,7 +37,7 @@ std::string program_directory();
 struct bench_args {
   bool quick = false;
   bool as_worker = false;
-  int nodes = 2;  // processes in the job (benchmarks that need exactly 2 check it)
+  int nodes = 2;    // processes in the job (benchmarks that need exactly 2 check it)
   std::string nic;  // as given; empty when absent
   iso::nic_placement placement = iso::nic_placement::automatic;
 };

@@ -37,8 +37,6 @@ constexpr std::chrono::milliseconds kGrace{100};
 constexpr std::chrono::milliseconds kMargin{100};
 constexpr double kGoalPercent = 5.0;
 
-
-
 struct sample {
   clock_type::time_point wall;
   double cpu_s = 0;
@@ -79,7 +77,6 @@ void worker(iso::node& node, std::chrono::milliseconds window) {
   std::fflush(stdout);
   if (node.id() == 0) node.barrier();
 }
-
 
 }  // namespace
 

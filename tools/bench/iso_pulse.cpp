@@ -55,8 +55,6 @@ double micros(clock_type::duration d) {
   return std::chrono::duration<double, std::micro>(d).count();
 }
 
-
-
 struct sizes {
   int repetitions;
   int stream;   // N: isochrons per sender and load figure
@@ -98,7 +96,6 @@ double stream(iso::node& node, iso::shared_var<std::int64_t> target, int count) 
   node.quiesce();
   return micros(clock_type::now() - start);
 }
-
 
 void send_stats(iso::node& node, const stream_stats& s) {
   node.send(0, std::as_bytes(std::span(&s, 1)));
@@ -237,7 +234,6 @@ void worker(iso::node& node, const sizes& z) {
     std::fflush(stdout);
   }
 }
-
 
 }  // namespace
 

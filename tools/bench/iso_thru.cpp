@@ -45,8 +45,6 @@ double micros(clock_type::duration d) {
   return std::chrono::duration<double, std::micro>(d).count();
 }
 
-
-
 // Issues `count` isochrons of `size` writes to `vars[k * jump]`, k < size.
 void issue_batch(iso::node& node, iso::shared_array<std::int64_t> vars, std::uint32_t jump,
                  int size, int count) {
@@ -123,7 +121,6 @@ void worker(iso::node& node, int repetitions, int count) {
   }
   node.barrier();
 }
-
 
 }  // namespace
 

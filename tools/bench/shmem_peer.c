@@ -28,7 +28,6 @@
 #define _POSIX_C_SOURCE 199309L
 
 #include <shmem.h>
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,16 +62,16 @@ struct sym_area {
 
 struct run_config {
   int reps;
-  double warm_ns;   // the warm-up runs at least this long; its last loop sizes the repetitions
-  double target_ns; // how long one timed repetition should last
+  double warm_ns;    // the warm-up runs at least this long; its last loop sizes the repetitions
+  double target_ns;  // how long one timed repetition should last
 };
 
 struct summary {
   double median_us;
   double min_us;
   double max_us;
-  long total_ops; // warm-up included: what PE 1's counter must show after the atomics
-  long rep_iters; // iterations per repetition: the last value that a put loop stored
+  long total_ops;  // warm-up included: what PE 1's counter must show after the atomics
+  long rep_iters;  // iterations per repetition: the last value that a put loop stored
 };
 
 // Runs iters operations of one kind; only the batched puts use k.
@@ -113,7 +112,7 @@ static long fetch_add(long* target, long value) {
 #if SHMEM_MAJOR_VERSION > 1 || (SHMEM_MAJOR_VERSION == 1 && SHMEM_MINOR_VERSION >= 4)
   return shmem_long_atomic_fetch_add(target, value, target_pe);
 #else
-  return shmem_long_fadd(target, value, target_pe); // the name before OpenSHMEM 1.4
+  return shmem_long_fadd(target, value, target_pe);  // the name before OpenSHMEM 1.4
 #endif
 }
 
@@ -195,18 +194,16 @@ static int run_measurements(struct sym_area* area, const struct run_config* cfg)
   ok &= report(read_target(&area->read_value.value) == read_value_seed, "shmem_g_us", 0, &s);
 
   measure(loop_put_quiet, area, 0, cfg, &s);
-  ok &= report(read_target(&area->write_value.value) == s.rep_iters - 1, "shmem_p_quiet_us",
-               0, &s);
+  ok &= report(read_target(&area->write_value.value) == s.rep_iters - 1, "shmem_p_quiet_us", 0, &s);
 
   for (int k = 1; k <= max_k; k *= 2) {
     measure(loop_put_k_quiet, area, k, cfg, &s);
-    ok &= report(read_target(&area->slots[k - 1].value) == s.rep_iters - 1,
-                 "shmem_p_quiet_k_us", k, &s);
+    ok &= report(read_target(&area->slots[k - 1].value) == s.rep_iters - 1, "shmem_p_quiet_k_us", k,
+                 &s);
   }
 
   measure(loop_fetch_add, area, 0, cfg, &s);
-  ok &= report(read_target(&area->counter.value) == s.total_ops, "shmem_atomic_fadd_us", 0,
-               &s);
+  ok &= report(read_target(&area->counter.value) == s.total_ops, "shmem_atomic_fadd_us", 0, &s);
   return ok;
 }
 

@@ -14,7 +14,7 @@ int main(int argc, char** argv) {
     iso::value<std::int64_t> old;
     {
       iso::isochron iso(node);
-      old = iso.read(counter);   // non-blocking: a handle
+      old = iso.read(counter);  // non-blocking: a handle
       iso.sched(counter);
     }
     iso::isochron iso(node);

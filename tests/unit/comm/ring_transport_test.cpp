@@ -91,8 +91,7 @@ TEST(RingTransport, SlowReceiverGivesBackPressureNotLoss) {
   const std::uint64_t total = 50 * filled;
   std::uint64_t next_expected = 0;
   while (next_expected < total) {
-    if (next_to_send < total &&
-        sender.send(1, std::as_bytes(std::span(&next_to_send, 1))).ok()) {
+    if (next_to_send < total && sender.send(1, std::as_bytes(std::span(&next_to_send, 1))).ok()) {
       ++next_to_send;
     }
     std::size_t handled = 0;

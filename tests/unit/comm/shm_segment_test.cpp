@@ -91,8 +91,8 @@ TEST(ShmSegment, EveryBarrierAfterAFailureFails) {
 
 TEST(ShmSegment, RejectsBadShapes) {
   EXPECT_TRUE(absl::IsInvalidArgument(shm_segment::join(fresh_fd(), 3, 3, "", {}).status()));
-  EXPECT_TRUE(absl::IsInvalidArgument(
-      shm_segment::create_private(2, "", {.ring_capacity = 300}).status()));
+  EXPECT_TRUE(
+      absl::IsInvalidArgument(shm_segment::create_private(2, "", {.ring_capacity = 300}).status()));
 }
 
 }  // namespace
