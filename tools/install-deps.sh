@@ -7,7 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git
   libabsl-dev libboost-context-dev libprotobuf-dev protobuf-compiler libprotoc-dev
   libhwloc-dev zlib1g-dev libgtest-dev libgmock-dev libbenchmark-dev
-  openmpi-bin libopenmpi-dev
+  openmpi-bin libopenmpi-dev clang-format
 )
 
 missing=()
