@@ -206,9 +206,7 @@ class classic_api {
     try {
       reads_.clear();  // pending handles become stale; values on their way are dropped
       free_reads_.clear();
-      node_->quiesce();  // everything this node issued has executed here
-      node_->barrier();  // end: every node keeps serving the others until all are done
-      detail::node_state::of(*node_).leave();  // this process may end now
+      leave_job(*node_);
     } catch (...) {
       leave(true);
       throw;

@@ -114,9 +114,7 @@ class ironman_api {
     if (!n.barrier_complete(kShutdownBarrier)) return FAILURE;
     // Every node is here and every isotach message sent before has been delivered: what
     // is left is the runtime's own end, which all nodes now reach at once.
-    n.quiesce();
-    n.barrier();
-    detail::node_state::of(n).leave();
+    leave_job(n);
     close();
     return SUCCESS;
   }

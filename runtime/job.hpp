@@ -39,6 +39,12 @@ absl::StatusOr<job_plan> plan_job(const options& requested);
 std::unique_ptr<node> make_node(const std::shared_ptr<comm::shm_segment>& segment,
                                 std::uint32_t rank, const job_plan& plan);
 
+// A node's end of the job, after its work: waits until everything it issued has executed
+// here, meets every other node at the end barrier (serving them until all are done), then
+// leaves, so that its process may end without the others taking it for failed. Throws
+// iso::error.
+void leave_job(node& self);
+
 // This process's one node of the job, before the start barrier.
 struct process_node {
   std::shared_ptr<comm::shm_segment> segment;  // outlives `self`; mark_failed() on an error

@@ -58,10 +58,8 @@ bool run_node(const std::shared_ptr<comm::shm_segment>& segment, std::uint32_t r
     self->barrier();  // start: nobody sends before everyone can receive
     ISO_LOG(runtime, debug, "node %u of %u started", rank, segment->nodes());
     body(*self);
-    self->quiesce();  // everything this node issued has executed here
-    self->barrier();  // end: every node keeps serving the others until all are done
+    runtime::leave_job(*self);
     ISO_LOG(runtime, debug, "node %u finished", rank);
-    detail::node_state::of(*self).leave();  // this process may end now: nobody needs it
     return true;
   } catch (const std::exception& e) {
     ISO_LOG(runtime, error, "node %u failed: %s", rank, e.what());
@@ -166,6 +164,12 @@ std::unique_ptr<node> make_node(const std::shared_ptr<comm::shm_segment>& segmen
   for (std::uint32_t n = 0; n < segment->nodes(); ++n) windows.push_back(segment->window(n));
   return detail::node_state::make_node(std::make_unique<detail::node_state>(
       std::move(boot), std::move(nic), plan.opts, std::move(windows)));
+}
+
+void leave_job(node& self) {
+  self.quiesce();  // everything this node issued has executed here
+  self.barrier();  // end: every node keeps serving the others until all are done
+  detail::node_state::of(self).leave();  // this process may end now: nobody needs it
 }
 
 absl::StatusOr<process_node> join_process_node(const job_plan& plan) {
