@@ -7,19 +7,12 @@
 #include "absl/strings/str_format.h"
 #include "base/check.hpp"
 #include "base/log.hpp"
+#include "nicfw/credit_service.hpp"
+#include "nicfw/isotach_time_service.hpp"
 #include "nicfw/placement.hpp"
+#include "nicfw/unicast_service.hpp"
 
 namespace iso::nicfw {
-namespace {
-
-// Isochrons stamped per batch, before the batch's token goes out. A stream of isochrons
-// (the whole host queue, when the host issues faster than the NIC sends) would otherwise be
-// one batch: receivers could close nothing, and so free no credits, until its end. With a
-// cap the stream's pulses close while it flows (mbm-bench's isotach stream, for one, runs
-// faster).
-constexpr std::size_t kIsochronsPerBatch = 256;
-
-}  // namespace
 
 engine::engine(comm::node_id self, std::shared_ptr<const topology> topo,
                std::unique_ptr<comm::transport> transport, const engine_options& options)
@@ -30,21 +23,42 @@ engine::engine(comm::node_id self, std::shared_ptr<const topology> topo,
       inline_(!choose_thread_mode(options.where, options.local_nodes)),
       channel_(options.host_queue_bytes),
       out_(*transport_, options.paranoid),
-      siu_(self, *topo_, out_),
       credits_(topo_->nodes(), self, options.credit_window),
       received_(topo_->nodes()),
       expected_sequence_(topo_->nodes(), 0) {
   ISO_CHECK(transport_->self() == self && transport_->size() == topo_->nodes())
       << "transport for node " << transport_->self() << " of " << transport_->size()
       << " does not fit node " << self << " of a topology of " << topo_->nodes();
-  for (std::uint32_t s : topo_->tms_hosted_by(self)) {
-    tms_.push_back(std::make_unique<token_manager>(s, self, *topo_, out_));
-    if (s == topo_->switch_of(self)) {
-      tms_.back()->attach_local_siu(siu_);
-      siu_.attach_local_tm(*tms_.back());
-    }
-  }
   reassembly_.resize(topo_->nodes());
+  // Polled in this order each round: credits due go out before the SIU and TMs advance.
+  add_service(std::make_unique<credit_service>(context(), credits_), credit_service::kBinding);
+  add_service(std::make_unique<unicast_service>(context()), unicast_service::kBinding);
+  auto time = std::make_unique<isotach_time_service>(context(), out_);
+  time_ = time.get();
+  add_service(std::move(time), isotach_time_service::kBinding);
+}
+
+void engine::add_service(std::unique_ptr<nic_service> service, const service_binding& binding) {
+  ISO_CHECK(!thread_.joinable()) << "NIC service added after the NIC started";
+  for (const packet_binding& p : binding.packets) {
+    const auto type = static_cast<std::size_t>(p.type);
+    ISO_CHECK(type != 0 && type < bindings_.size()) << "packet type " << type << " of " << p.name;
+    ISO_CHECK(bindings_[type].service == nullptr)
+        << "packet type " << type << " (" << p.name << ") is already "
+        << bindings_[type].packet->name;
+    bindings_[type] = {service.get(), &p};
+  }
+  for (submission_kind k : binding.submissions) {
+    const auto kind = static_cast<std::size_t>(k);
+    ISO_CHECK(submitters_[kind] == nullptr) << "submission kind " << kind << " is taken";
+    submitters_[kind] = service.get();
+  }
+  services_.push_back(std::move(service));
+}
+
+const char* engine::type_name(packet_type t) const {
+  const type_binding& b = bindings_[static_cast<std::size_t>(t) % kPacketTypes];
+  return b.packet != nullptr ? b.packet->name : "unknown";
 }
 
 engine::~engine() {
@@ -78,20 +92,20 @@ void engine::thread_main() {
     if (idle_since == absl::InfiniteFuture()) idle_since = now;
     if (now - idle_since < options_.spin) continue;
     // Parks an idle SIU (the next round sends what that lets TMs here send).
-    if (absl::Status s = siu_.rest(did_work); !s.ok()) {
+    if (absl::Status s = time_->rest(did_work); !s.ok()) {
       fail(s);
       return;
     }
     if (did_work) continue;
     transport_->wait(absl::Milliseconds(100), [this] {
       return channel_.nic_has_submissions() || stop_.load(std::memory_order_relaxed) ||
-             host_demand_.load(std::memory_order_relaxed) > siu_.want();
+             host_demand_.load(std::memory_order_relaxed) > time_->want();
     });
     idle_since = absl::Now();
   }
   // Other nodes may need the last tokens to close pulses (to see this node fail, for one).
   bool sent = false;
-  if (absl::Status s = siu_.send_owed_tokens(sent); !s.ok()) fail(s);
+  if (absl::Status s = time_->send_owed_tokens(sent); !s.ok()) fail(s);
 }
 
 absl::Status engine::poll(bool& did_work) {
@@ -107,7 +121,7 @@ absl::Status engine::poll(bool& did_work) {
 void engine::wait(absl::Duration timeout) {
   ISO_DCHECK(inline_) << "wait() is for inline mode (a NIC thread owns its SIU)";
   bool parked = false;
-  if (absl::Status s = siu_.rest(parked); !s.ok()) {
+  if (absl::Status s = time_->rest(parked); !s.ok()) {
     fail(s);
     return;
   }
@@ -164,7 +178,7 @@ absl::Status engine::poll_once(bool& did_work) {
 
   if (absl::Status s = take_submissions(did_work); !s.ok()) return s;
   // Tokens the SIU held back last round (thread mode), unless an isochron took them along.
-  if (absl::Status s = siu_.send_owed_tokens(did_work); !s.ok()) return s;
+  if (absl::Status s = time_->send_owed_tokens(did_work); !s.ok()) return s;
 
   absl::Status packet_status;
   std::size_t handled = 0;
@@ -177,10 +191,10 @@ absl::Status engine::poll_once(bool& did_work) {
   if (!packet_status.ok()) return packet_status;
   did_work |= handled != 0;
 
-  if (absl::Status s = service_credits(); !s.ok()) return s;
-  siu_.on_host_demand(host_demand_.load(std::memory_order_relaxed));
-  if (absl::Status s = run_loopback(did_work); !s.ok()) return s;
-  release_closed_pulses();
+  time_->note_host_demand(host_demand_.load(std::memory_order_relaxed));
+  for (const std::unique_ptr<nic_service>& service : services_) {
+    if (absl::Status s = service->poll(did_work); !s.ok()) return s;
+  }
   release_held_data();
   (void)flush_deliveries();  // what does not fit waits for the next poll
   if (delivered_since_ring_) {
@@ -194,13 +208,13 @@ absl::Status engine::poll_once(bool& did_work) {
     // Inline, the next round comes only when the host calls into the runtime again, and
     // other nodes may need these tokens to close pulses before that (to see this node fail,
     // for one): they go now, after the pulses they close here are in the host queue.
-    if (absl::Status s = siu_.send_owed_tokens(did_work); !s.ok()) return s;
+    if (absl::Status s = time_->send_owed_tokens(did_work); !s.ok()) return s;
   }
-  did_work |= siu_.owes_tokens();  // the next round sends them: no sleeping before it
-  pulse_.store(siu_.pulse(), std::memory_order_relaxed);
+  did_work |= time_->owes_tokens();  // the next round sends them: no sleeping before it
+  pulse_.store(time_->pulse(), std::memory_order_relaxed);
   // Published only when every delivery (EOPs included) is in the host queue, so a host that
   // sees closed >= p and then drains the queue has executed every pulse up to p.
-  if (overflow_.empty()) closed_.store(siu_.closed(), std::memory_order_release);
+  if (overflow_.empty()) closed_.store(time_->closed(), std::memory_order_release);
   return absl::OkStatus();
 }
 
@@ -208,63 +222,49 @@ absl::Status engine::take_submissions(bool& did_work) {
   // A backlog means the network pushes back: stop taking work, which bounds memory to what
   // the queues hold, and lets the host feel the back-pressure.
   submission& sub = scratch_submission_;
-  std::vector<delivery>& markers = scratch_markers_;
-  markers.clear();
-  bool parked = false;
-  std::size_t isochrons = 0;
+  submitted_to_.clear();
   // Packets leave as they are sent; sleeping receivers are woken once the batch and its
   // token are out (a wake-up's fence would otherwise stall the batch right behind each
   // packet, between isotach data and the token that counts it, for one).
   transport_->defer_wakeups();
   absl::Cleanup wake = [this] { transport_->wake_deferred(); };
-  while (isochrons < kIsochronsPerBatch && !out_.has_backlog() &&
-         channel_.nic_peek_submission(sub)) {
-    if (sub.kind == submission::kind_t::isochron && !siu_.may_stamp()) {
-      // Parked: ask the TM first; the isochron waits in the queue until the answer.
-      parked = true;
-      break;
+  while (!out_.has_backlog() && channel_.nic_peek_submission(sub)) {
+    nic_service* service = submitters_[static_cast<std::size_t>(sub.kind)];
+    ISO_CHECK(service != nullptr) << "host submission of kind " << static_cast<int>(sub.kind)
+                                  << ", which no NIC service takes";
+    if (std::find(submitted_to_.begin(), submitted_to_.end(), service) == submitted_to_.end()) {
+      submitted_to_.push_back(service);
     }
+    bool taken = false;
+    if (absl::Status s = service->on_submission(sub, taken); !s.ok()) return s;
+    if (!taken) break;
     did_work = true;
-    if (sub.kind == submission::kind_t::direct) {
-      absl::StatusOr<std::uint32_t> sent = send_fragmented(
-          sub.parts[0].destination, {.type = packet_type::direct}, sub.parts[0].operations);
-      if (!sent.ok()) return sent.status();
-    } else {
-      const std::uint64_t stamp = siu_.stamp(sub.delta);
-      for (const isochron_part& part : sub.parts) {
-        ISO_CHECK(part.destination < topo_->nodes() && part.destination != self_)
-            << "isochron part for node " << part.destination;
-        absl::StatusOr<std::uint32_t> sent = send_fragmented(
-            part.destination, {.type = packet_type::iso_data, .a = sub.sequence, .stamp = stamp},
-            part.operations);
-        if (!sent.ok()) return sent.status();
-        // Every fragment is a packet the receiver must see before closing the pulse.
-        for (std::uint32_t i = 0; i < *sent; ++i) siu_.count_sent(part.destination);
-      }
-      ++isochrons;
-      // A run of isochrons stamped alike shares one marker: the host's cost per isochron
-      // stays small when a stream of them is taken in one batch.
-      if (!markers.empty() && markers.back().stamp == stamp &&
-          markers.back().sequence + markers.back().count == sub.sequence) {
-        ++markers.back().count;
-      } else {
-        markers.push_back(
-            {.kind = delivery_kind::marker, .sequence = sub.sequence, .count = 1, .stamp = stamp});
-      }
-    }
     channel_.nic_finish_submission(sub);
   }
-  if (!markers.empty()) {
-    // The token that counts the new packets goes right behind them (one for the whole
-    // batch), before anything else: every receiver needs it to close their pulse.
-    if (absl::Status s = siu_.advance(did_work, siu::remote_tokens::now); !s.ok()) return s;
-    if (absl::Status s = siu_.send_owed_tokens(did_work); !s.ok()) return s;
-    for (const delivery& marker : markers) {
-      deliver(marker);
-      count_delivery(marker.stamp);
-    }
+  for (nic_service* service : submitted_to_) {
+    if (absl::Status s = service->after_submissions(did_work); !s.ok()) return s;
   }
-  return parked ? siu_.request_unpark() : absl::OkStatus();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::uint32_t> engine::send(comm::node_id destination, packet_header header,
+                                           comm::byte_span payload) {
+  const type_binding& b = bindings_[static_cast<std::size_t>(header.type) % kPacketTypes];
+  ISO_DCHECK(b.service != nullptr)
+      << "send of unbound packet type " << static_cast<int>(header.type);
+  if (b.packet->carries_credits) return send_fragmented(destination, header, payload);
+  const comm::byte_span pieces[2] = {std::as_bytes(std::span(&header, 1)), payload};
+  if (absl::Status s = out_.send(destination, pieces); !s.ok()) return s;
+  return 1;
+}
+
+absl::Status engine::handle_loopback(bool& progressed) {
+  while (out_.has_loopback()) {
+    out_.take_loopback(loopback_packet_);
+    if (absl::Status s = handle_packet(self_, loopback_packet_); !s.ok()) return s;
+    progressed = true;
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::uint32_t> engine::send_fragmented(comm::node_id destination,
@@ -304,43 +304,6 @@ bool engine::reassemble(comm::node_id source, const packet_header& header, comm:
   return true;
 }
 
-absl::StatusOr<token_manager*> engine::tm_for(const packet_header& header, comm::node_id source,
-                                              const char* what) {
-  for (auto& tm : tms_) {
-    if (tm->switch_index() == header.to_switch) return tm.get();
-  }
-  return absl::InvalidArgumentError(
-      absl::StrFormat("%s from node %u for switch %u, whose TM is not on node %u", what, source,
-                      header.to_switch, self_));
-}
-
-absl::Status engine::run_loopback(bool& did_work) {
-  // Bounded: each round either makes progress or ends, and tokens cannot multiply without
-  // limit because every TM and SIU is lazy. The local SIU advances before the local TMs
-  // decide: a TM that advanced first would send a token short of what this node's SIU was
-  // about to allow, costing a whole extra token round for the pulse everyone waits on.
-  for (int rounds = 0; rounds < 64; ++rounds) {
-    bool progressed = false;
-    auto drain = [&]() -> absl::Status {
-      while (out_.has_loopback()) {
-        out_.take_loopback(loopback_packet_);
-        if (absl::Status s = handle_packet(self_, loopback_packet_); !s.ok()) return s;
-        progressed = true;
-      }
-      return absl::OkStatus();
-    };
-    if (absl::Status s = drain(); !s.ok()) return s;
-    if (absl::Status s = siu_.advance(progressed); !s.ok()) return s;
-    if (absl::Status s = drain(); !s.ok()) return s;
-    for (auto& tm : tms_) {
-      if (absl::Status s = tm->advance(progressed); !s.ok()) return s;
-    }
-    if (!progressed) return absl::OkStatus();
-    did_work = true;
-  }
-  return absl::OkStatus();
-}
-
 absl::Status engine::handle_packet(comm::node_id source, comm::byte_span bytes) {
   packet_header header;
   if (!read_at(bytes, 0, header)) {
@@ -352,88 +315,27 @@ absl::Status engine::handle_packet(comm::node_id source, comm::byte_span bytes) 
     if (absl::Status s = check_packet(source, header, body); !s.ok()) return s;
   }
   received_.add(source, header.type);
-  switch (header.type) {
-    case packet_type::iso_data: {
-      if (source == self_) {
-        return absl::InvalidArgumentError("isotach packet from this node to itself");
-      }
-      absl::StatusOr<comm::byte_span> payload = take_credits(source, header, body);
-      if (!payload.ok()) return payload.status();
-      body = *payload;
-      if (absl::Status s = siu_.on_iso_data(source, header.stamp); !s.ok()) return s;
-      comm::byte_span whole;
-      if (!reassemble(source, header, body, whole)) return absl::OkStatus();
-      deliver({.kind = delivery_kind::iso_data,
-               .source = source,
-               .sequence = header.a,
-               .stamp = header.stamp,
-               .payload = whole});
-      reassembly_[source].clear();
-      count_delivery(header.stamp);
-      return absl::OkStatus();
-    }
-    case packet_type::direct: {
-      absl::StatusOr<comm::byte_span> payload = take_credits(source, header, body);
-      if (!payload.ok()) return payload.status();
-      body = *payload;
-      comm::byte_span whole;
-      if (!reassemble(source, header, body, whole)) return absl::OkStatus();
-      deliver({.kind = delivery_kind::direct, .source = source, .payload = whole});
-      reassembly_[source].clear();
-      return absl::OkStatus();
-    }
-    case packet_type::siu_token:
-    case packet_type::tm_token:
-    case packet_type::link_token:
-    case packet_type::park:
-      return handle_token(header, source, body);
-    case packet_type::unpark: {
-      absl::StatusOr<token_manager*> tm = tm_for(header, source, "unpark");
-      if (!tm.ok()) return tm.status();
-      return (*tm)->on_unpark(source);
-    }
-    case packet_type::unparked: {
-      const std::uint32_t my_switch = topo_->switch_of(self_);
-      const std::vector<std::uint32_t> tm_nodes = topo_->tm_nodes(my_switch);
-      if (header.a != my_switch ||
-          std::find(tm_nodes.begin(), tm_nodes.end(), source) == tm_nodes.end()) {
-        return absl::InvalidArgumentError(absl::StrFormat(
-            "unparked from node %u for switch %u, which is not this node's TM", source, header.a));
-      }
-      siu_.on_unparked(header.stamp);
-      return absl::OkStatus();
-    }
-    case packet_type::credit: {
-      absl::StatusOr<comm::byte_span> rest = take_credits(source, header, body);
-      if (!rest.ok()) return rest.status();
-      if (!rest->empty()) {
-        return absl::InvalidArgumentError(
-            absl::StrFormat("credit packet from node %u has %u bytes of body, not %u", source,
-                            body.size(), sizeof(credit_info)));
-      }
-      return absl::OkStatus();
-    }
-    case packet_type::credit_request:
-      credits_.nic_on_request(source);
-      return absl::OkStatus();
-    case packet_type::demand: {
-      if (header.to_switch == kToSiu) {
-        siu_.on_demand(header.stamp);
-        return absl::OkStatus();
-      }
-      absl::StatusOr<token_manager*> tm = tm_for(header, source, "demand");
-      if (!tm.ok()) return tm.status();
-      return header.a == kNoSwitch ? (*tm)->on_siu_demand(source, header.stamp)
-                                   : (*tm)->on_link_demand(header.a, header.stamp);
-    }
+  const type_binding& b = bindings_[static_cast<std::size_t>(header.type) % kPacketTypes];
+  if (b.service == nullptr) {
+    return absl::InvalidArgumentError(absl::StrFormat("packet of unknown type %u from node %u",
+                                                      static_cast<unsigned>(header.type), source));
   }
-  return absl::InvalidArgumentError(absl::StrFormat("packet of unknown type %u from node %u",
-                                                    static_cast<unsigned>(header.type), source));
+  if (b.packet->carries_credits) {
+    absl::StatusOr<comm::byte_span> payload = take_credits(source, header, body);
+    if (!payload.ok()) return payload.status();
+    body = *payload;
+  }
+  if (!b.packet->fragmented) return b.service->on_packet(source, header, body);
+  comm::byte_span whole;
+  if (!reassemble(source, header, body, whole)) return b.service->on_fragment(source, header);
+  absl::Status handled = b.service->on_packet(source, header, whole);
+  reassembly_[source].clear();
+  return handled;
 }
 
 absl::Status engine::check_packet(comm::node_id source, const packet_header& header,
                                   comm::byte_span body) {
-  const char* type = packet_type_name(header.type);
+  const char* type = type_name(header.type);
   if (header.sequence != expected_sequence_[source]) {
     return absl::DataLossError(absl::StrFormat(
         "paranoid check: %s packet from node %u has sequence number %u, expected %u (packets "
@@ -458,73 +360,10 @@ absl::StatusOr<comm::byte_span> engine::take_credits(comm::node_id source,
   if (!read_at(body, 0, info)) {
     return absl::InvalidArgumentError(
         absl::StrFormat("%s packet from node %u is too short for its credits (%u bytes)",
-                        packet_type_name(header.type), source, body.size()));
+                        type_name(header.type), source, body.size()));
   }
   credits_.nic_grant(source, info);
   return body.subspan(sizeof(info));
-}
-
-absl::Status engine::service_credits() {
-  // Freed bytes below the threshold wait for a data packet to ride on, or for a request
-  // (which marks the ledger dirty again).
-  if (!credits_.nic_take_dirty()) return absl::OkStatus();
-  // What this host freed of its own packets needs no packet.
-  credits_.nic_grant(self_, credits_.nic_report(self_));
-  for (comm::node_id peer = 0; peer < topo_->nodes(); ++peer) {
-    if (peer == self_) continue;
-    if (credits_.nic_take_request_due(peer)) {
-      const packet_header header{.type = packet_type::credit_request};
-      const comm::byte_span piece = std::as_bytes(std::span(&header, 1));
-      if (absl::Status s = out_.send(peer, std::span(&piece, 1)); !s.ok()) return s;
-    }
-    if (credits_.nic_credit_due(peer)) {
-      const packet_header header{.type = packet_type::credit};
-      const credit_info info = credits_.nic_report(peer);
-      const comm::byte_span pieces[2] = {std::as_bytes(std::span(&header, 1)),
-                                         std::as_bytes(std::span(&info, 1))};
-      if (absl::Status s = out_.send(peer, pieces); !s.ok()) return s;
-    }
-  }
-  return absl::OkStatus();
-}
-
-absl::Status engine::handle_token(const packet_header& header, comm::node_id source,
-                                  comm::byte_span body) {
-  token_body tb;
-  if (!read_at(body, 0, tb) ||
-      body.size() != sizeof(tb) + std::size_t{tb.entries} * sizeof(count_entry)) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "token from node %u has a malformed body of %u bytes", source, body.size()));
-  }
-  std::vector<count_entry>& counts = scratch_counts_;
-  counts.resize(tb.entries);
-  if (tb.entries != 0) {
-    std::memcpy(counts.data(), body.data() + sizeof(tb), counts.size() * sizeof(count_entry));
-  }
-  if (header.type == packet_type::tm_token) {
-    const std::uint32_t my_switch = topo_->switch_of(self_);
-    if (header.a != my_switch || source != topo_->tm_serving(self_)) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "TM token from node %u for switch %u; this node's TM is switch %u on node %u", source,
-          header.a, my_switch, topo_->tm_serving(self_)));
-    }
-    for (const count_entry& e : counts) {
-      if (e.destination != self_ || e.source >= topo_->nodes()) {
-        return absl::InvalidArgumentError(
-            absl::StrFormat("TM token from node %u counts pair %u->%u at node %u", source, e.source,
-                            e.destination, self_));
-      }
-    }
-    siu_.on_tm_token(header.stamp, tb.want, counts);
-    return absl::OkStatus();
-  }
-  absl::StatusOr<token_manager*> tm = tm_for(header, source, "token");
-  if (!tm.ok()) return tm.status();
-  if (header.type == packet_type::siu_token) {
-    return (*tm)->on_siu_token(source, header.stamp, tb.want, counts);
-  }
-  if (header.type == packet_type::park) return (*tm)->on_park(source, header.stamp, counts);
-  return (*tm)->on_link_token(header.a, header.stamp, tb.want, counts);
 }
 
 void engine::deliver(const delivery& d) {
@@ -561,26 +400,6 @@ bool engine::flush_deliveries() {
     delivered_since_ring_ = true;
   }
   return true;
-}
-
-void engine::count_delivery(std::uint64_t pulse) {
-  // Pulses are few and mostly arrive in order: search from the back.
-  auto it = delivered_per_pulse_.end();
-  while (it != delivered_per_pulse_.begin() && std::prev(it)->first >= pulse) --it;
-  if (it != delivered_per_pulse_.end() && it->first == pulse) {
-    ++it->second;
-  } else {
-    delivered_per_pulse_.insert(it, {pulse, 1});
-  }
-}
-
-void engine::release_closed_pulses() {
-  const std::uint64_t closed = siu_.closed();
-  auto it = delivered_per_pulse_.begin();
-  for (; it != delivered_per_pulse_.end() && it->first <= closed; ++it) {
-    deliver({.kind = delivery_kind::eop, .count = it->second, .stamp = it->first});
-  }
-  delivered_per_pulse_.erase(delivered_per_pulse_.begin(), it);
 }
 
 }  // namespace iso::nicfw

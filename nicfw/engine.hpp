@@ -1,8 +1,11 @@
-// The emulated NIC of one node: an SIU, the token managers this node hosts, the host
-// channel, and the node's transport port. It does what the Myrinet control program and the
-// isotach SIU/TM hardware did: stamps isochrons, returns isochron markers, forwards tokens,
-// and releases each pulse to the host with an end-of-pulse marker once nothing more can
-// arrive for it.
+// The emulated NIC of one node: the host channel, the node's transport port, and the NIC
+// services it runs (service.hpp). It does what the Myrinet control program and the isotach
+// SIU/TM hardware did. The engine itself knows no protocol: it polls the transport, checks
+// each packet's header, carries credits and fragments for the types bound to them, and
+// dispatches packets by type and host submissions by kind to the service that registered
+// them. Built in: isotach time (stamps isochrons, returns isochron markers, forwards
+// tokens, releases each pulse to the host with an end-of-pulse marker once nothing more can
+// arrive for it), plain unicast, and credits; more are added with add_service().
 //
 // Placement: on its own thread (pinned away from the application when the machine has
 // cores to spare) or inline, run by the host's poll loop; `automatic` picks by core count.
@@ -14,6 +17,7 @@
 //   nic.channel().host_submit_isochron(...);  nic.wake();
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <deque>
@@ -29,8 +33,7 @@
 #include "nicfw/credit_ledger.hpp"
 #include "nicfw/host_channel.hpp"
 #include "nicfw/outbound.hpp"
-#include "nicfw/siu.hpp"
-#include "nicfw/token_manager.hpp"
+#include "nicfw/service.hpp"
 #include "nicfw/topology.hpp"
 
 namespace iso::nicfw {
@@ -68,7 +71,9 @@ struct nic_time {
                              // any) is already in the host queue
 };
 
-class engine {
+class isotach_time_service;
+
+class engine final : private nic_context {
  public:
   engine(comm::node_id self, std::shared_ptr<const topology> topo,
          std::unique_ptr<comm::transport> transport, const engine_options& options);
@@ -78,8 +83,8 @@ class engine {
 
   [[nodiscard]] host_channel& channel() { return channel_; }
   [[nodiscard]] bool runs_inline() const { return inline_; }
-  [[nodiscard]] const topology& topo() const { return *topo_; }
-  [[nodiscard]] comm::node_id self() const { return self_; }
+  [[nodiscard]] const topology& topo() const override { return *topo_; }
+  [[nodiscard]] comm::node_id self() const override { return self_; }
   [[nodiscard]] credit_ledger& credits() { return credits_; }
   [[nodiscard]] const engine_options& options() const { return options_; }
   [[nodiscard]] peer_counts counts(comm::node_id peer) const;
@@ -87,6 +92,14 @@ class engine {
   [[nodiscard]] std::size_t overflow() const {
     return overflow_size_.load(std::memory_order_relaxed);
   }
+
+  // Adds a NIC service, which owns the packet types and submission kinds of `binding`
+  // (the binding's spans must outlive the engine). Before start() only; a type or kind that
+  // another service owns is a programming error. The service gets every call from the
+  // NIC's thread; build it with context().
+  void add_service(std::unique_ptr<nic_service> service, const service_binding& binding);
+  // What services use to reach the network and the host.
+  [[nodiscard]] nic_context& context() { return *this; }
 
   // Thread mode: starts the NIC thread. Inline mode: nothing (the host calls poll()).
   void start();
@@ -116,9 +129,22 @@ class engine {
     std::vector<std::byte> payload;
   };
 
+  // What a packet type is bound to.
+  struct type_binding {
+    nic_service* service = nullptr;
+    const packet_binding* packet = nullptr;
+  };
+
+  // nic_context (and the public self() and topo())
+  [[nodiscard]] absl::StatusOr<std::uint32_t> send(comm::node_id destination, packet_header header,
+                                                   comm::byte_span payload) override;
+  void deliver(const delivery& d) override;  // see below
+  [[nodiscard]] absl::Status handle_loopback(bool& progressed) override;
+
   [[nodiscard]] absl::Status poll_once(bool& did_work);
   [[nodiscard]] absl::Status take_submissions(bool& did_work);
   [[nodiscard]] absl::Status handle_packet(comm::node_id source, comm::byte_span bytes);
+  [[nodiscard]] const char* type_name(packet_type t) const;
   // Paranoid mode: the packet's sequence number and checksum are what they must be.
   [[nodiscard]] absl::Status check_packet(comm::node_id source, const packet_header& header,
                                           comm::byte_span body);
@@ -126,8 +152,6 @@ class engine {
   [[nodiscard]] absl::StatusOr<comm::byte_span> take_credits(comm::node_id source,
                                                              const packet_header& header,
                                                              comm::byte_span body);
-  // Explicit credit packets and credit requests that are due.
-  [[nodiscard]] absl::Status service_credits();
   // Sends `payload` after `header` as one packet, or as fragments when the transport cannot
   // carry it whole; returns how many packets went out.
   [[nodiscard]] absl::StatusOr<std::uint32_t> send_fragmented(comm::node_id destination,
@@ -136,27 +160,15 @@ class engine {
   // Collects fragments from `source`; true (with `whole` set) when the message is complete.
   bool reassemble(comm::node_id source, const packet_header& header, comm::byte_span body,
                   comm::byte_span& whole);
-  // Handles what this node sent itself, and the tokens that unlocks, until nothing is left.
-  [[nodiscard]] absl::Status run_loopback(bool& did_work);
-  [[nodiscard]] absl::Status handle_token(const packet_header& header, comm::node_id source,
-                                          comm::byte_span bytes);
-  // The hosted TM a packet from `source` is addressed to (header.to_switch), or an error
-  // naming the packet (`what`) when this NIC hosts no TM for that switch.
-  [[nodiscard]] absl::StatusOr<token_manager*> tm_for(const packet_header& header,
-                                                      comm::node_id source, const char* what);
   // Hands `d` to the host, in order with every earlier delivery. An isotach payload's
   // record is written but held back until the next delivery, so that when that is its
   // pulse's EOP the record becomes closing_data and the EOP needs none of its own: the host
-  // cannot use the data before the EOP anyway.
-  void deliver(const delivery& d);
+  // cannot use the data before the EOP anyway. (nic_context::deliver)
   // Shows the held record, if any, to the host (before anything else is delivered, and at
   // the end of every round).
   void release_held_data();
   void queue_for_host(const delivery& d);
   [[nodiscard]] bool flush_deliveries();
-  // One more item to announce in `pulse`'s EOP.
-  void count_delivery(std::uint64_t pulse);
-  void release_closed_pulses();
   void fail(const absl::Status& status);
   void thread_main();
 
@@ -167,20 +179,18 @@ class engine {
   bool inline_;
   host_channel channel_;
   outbound out_;
-  siu siu_;
-  std::vector<std::unique_ptr<token_manager>> tms_;
-  // Items delivered per pulse that awaits its EOP, in pulse order (a vector: a handful of
-  // pulses are open at a time, and the queue's storage is reused).
-  std::vector<std::pair<std::uint64_t, std::uint32_t>> delivered_per_pulse_;
+  credit_ledger credits_;
+  std::vector<std::unique_ptr<nic_service>> services_;       // in the order they are polled
+  std::array<type_binding, kPacketTypes> bindings_{};        // by packet type
+  std::array<nic_service*, kSubmissionKinds> submitters_{};  // by submission kind
+  std::vector<nic_service*> submitted_to_;  // services that saw this round's submissions
+  isotach_time_service* time_ = nullptr;
   std::deque<pending_delivery> overflow_;  // deliveries the host queue had no room for
   std::uint64_t held_stamp_ = 0;           // of the record the host channel holds (see deliver())
   bool delivered_since_ring_ = false;
   submission scratch_submission_;
-  std::vector<delivery> scratch_markers_;  // isochron markers of one batch of submissions
-  std::vector<count_entry> scratch_counts_;
   std::vector<std::byte> loopback_packet_;          // the loopback packet being handled
   std::vector<std::vector<std::byte>> reassembly_;  // per source: fragments so far
-  credit_ledger credits_;
   packet_counts received_;
   std::vector<std::uint32_t> expected_sequence_;  // per source (paranoid mode)
   std::atomic<std::size_t> overflow_size_{0};

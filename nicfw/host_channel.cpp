@@ -62,7 +62,7 @@ std::size_t host_channel::max_record() const { return comm::byte_ring_max_payloa
 
 bool host_channel::host_submit_isochron(std::uint32_t sequence, std::uint32_t delta,
                                         std::span<const isochron_part> parts) {
-  const submit_header header{.kind = 1,
+  const submit_header header{.kind = static_cast<std::uint8_t>(submission_kind::isochron),
                              .sequence_or_destination = sequence,
                              .delta = delta,
                              .parts = static_cast<std::uint32_t>(parts.size())};
@@ -85,9 +85,13 @@ bool host_channel::host_submit_isochron(std::uint32_t sequence, std::uint32_t de
   return to_nic_producer_.try_push(scratch_pieces_, total);
 }
 
-bool host_channel::host_send_direct(node_id destination, std::span<const byte_span> pieces) {
-  const submit_header header{
-      .kind = 2, .sequence_or_destination = destination, .delta = 0, .parts = 0};
+bool host_channel::host_submit(submission_kind kind, node_id destination,
+                               std::span<const byte_span> pieces) {
+  ISO_DCHECK(kind != submission_kind::isochron) << "isochrons go through host_submit_isochron";
+  const submit_header header{.kind = static_cast<std::uint8_t>(kind),
+                             .sequence_or_destination = destination,
+                             .delta = 0,
+                             .parts = 0};
   scratch_pieces_.clear();
   scratch_pieces_.push_back(std::as_bytes(std::span(&header, 1)));
   std::size_t total = sizeof(header);
@@ -95,7 +99,7 @@ bool host_channel::host_send_direct(node_id destination, std::span<const byte_sp
     scratch_pieces_.push_back(piece);
     total += piece.size();
   }
-  ISO_CHECK(total <= max_record()) << "direct packet of " << total << " bytes";
+  ISO_CHECK(total <= max_record()) << "submission of " << total << " bytes";
   return to_nic_producer_.try_push(scratch_pieces_, total);
 }
 
@@ -108,13 +112,11 @@ bool host_channel::nic_peek_submission(submission& out) {
   std::memcpy(&header, record.payload.data(), sizeof(header));
   out.end = record.end;
   out.parts.clear();
-  if (header.kind == 2) {
-    out.kind = submission::kind_t::direct;
+  out.kind = static_cast<submission_kind>(header.kind);
+  if (out.kind != submission_kind::isochron) {
     out.parts.push_back({header.sequence_or_destination, record.payload.subspan(sizeof(header))});
     return true;
   }
-  ISO_CHECK(header.kind == 1) << "unknown submission kind " << int{header.kind};
-  out.kind = submission::kind_t::isochron;
   out.sequence = header.sequence_or_destination;
   out.delta = header.delta;
   std::size_t at = sizeof(header);

@@ -33,7 +33,9 @@ struct isochron_part {
   byte_span operations;
 };
 
-// What the NIC hands the host.
+// What the NIC hands the host. NIC services (service.hpp) deliver kinds of their own, from
+// kFirstServiceDelivery up; the host's event loop routes each kind to the unit that
+// registered for it.
 enum class delivery_kind : std::uint8_t {
   iso_data = 1,      // source, stamp, payload: remote operations to execute at pulse `stamp`
   direct = 2,        // source, payload: a non-isotach packet
@@ -42,6 +44,8 @@ enum class delivery_kind : std::uint8_t {
   eop = 4,           // stamp = pulse, count = items of that pulse delivered: execute the pulse
   closing_data = 5,  // iso_data, then its pulse's EOP (count as in eop), in one record
 };
+inline constexpr std::uint8_t kFirstServiceDelivery = 16;
+inline constexpr int kDeliveryKinds = 256;
 
 struct delivery {
   delivery_kind kind;
@@ -53,13 +57,24 @@ struct delivery {
   std::uint64_t record = 0;    // names the record for host_release() once it is held
 };
 
+// What the host asks of its NIC. NIC services take kinds of their own, from
+// kFirstServiceSubmission up (service.hpp).
+enum class submission_kind : std::uint8_t {
+  isochron = 1,  // an isochron's remote parts, to be stamped and sent
+  direct = 2,    // a non-isotach packet for one node
+};
+inline constexpr std::uint8_t kFirstServiceSubmission = 16;
+inline constexpr int kSubmissionKinds = 256;
+
 // A submission the NIC reads from the send queue.
 struct submission {
-  enum class kind_t : std::uint8_t { isochron = 1, direct = 2 } kind;
-  std::uint32_t sequence = 0;        // isochron
-  std::uint32_t delta = 0;           // isochron: largest logical distance among its destinations
-  std::vector<isochron_part> parts;  // views into the queue, valid until nic_finish_submission
-  std::uint64_t end = 0;             // ring position to release
+  submission_kind kind = submission_kind::isochron;
+  std::uint32_t sequence = 0;  // isochron
+  std::uint32_t delta = 0;     // isochron: largest logical distance among its destinations
+  // Views into the queue, valid until nic_finish_submission. An isochron has a part per
+  // destination; any other kind has one part: its destination and its payload.
+  std::vector<isochron_part> parts;
+  std::uint64_t end = 0;  // ring position to release
 };
 
 class host_channel {
@@ -74,8 +89,10 @@ class host_channel {
   // Host: queue an isochron with remote parts. False when the queue is full (poll, retry).
   [[nodiscard]] bool host_submit_isochron(std::uint32_t sequence, std::uint32_t delta,
                                           std::span<const isochron_part> parts);
-  // Host: queue a non-isotach packet for `destination`. False when the queue is full.
-  [[nodiscard]] bool host_send_direct(node_id destination, std::span<const byte_span> pieces);
+  // Host: queue a submission of `kind` (not an isochron) for `destination`, made of
+  // `pieces`. False when the queue is full.
+  [[nodiscard]] bool host_submit(submission_kind kind, node_id destination,
+                                 std::span<const byte_span> pieces);
   // Host: hands every waiting delivery to `upcall`, in order; returns how many.
   std::size_t host_poll(absl::FunctionRef<void(const delivery&)> upcall);
   // Host, from within host_poll's upcall: keeps the delivery's record (and its payload) in

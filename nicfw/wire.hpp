@@ -47,7 +47,7 @@ enum class packet_type : std::uint8_t {
   credit_request = 11,
 };
 
-// A readable name for error messages.
+// A readable name for error messages (the built-in types; a service names its own).
 constexpr const char* packet_type_name(packet_type t) {
   switch (t) {
     case packet_type::iso_data:
@@ -75,7 +75,9 @@ constexpr const char* packet_type_name(packet_type t) {
   }
   return "unknown";
 }
-inline constexpr int kPacketTypes = 12;  // for per-type counters, indexed by the type's value
+// NIC services (service.hpp) number their own packet types from here up.
+inline constexpr std::uint8_t kFirstServicePacketType = 16;
+inline constexpr int kPacketTypes = 32;  // for per-type tables, indexed by the type's value
 
 inline constexpr std::uint32_t kNoSwitch = 0xffffffff;
 

@@ -496,7 +496,7 @@ void shared_memory_manager::set_handler(std::uint32_t handler, message_handler f
 
 absl::Status shared_memory_manager::send_direct(node_id to,
                                                 std::span<const comm::byte_span> pieces) {
-  while (!nic_.channel().host_send_direct(to, pieces)) {
+  while (!nic_.channel().host_submit(nicfw::submission_kind::direct, to, pieces)) {
     // Inline mode: the NIC runs only when we run it.
     if (nic_.runs_inline()) {
       bool did = false;
