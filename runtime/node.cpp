@@ -56,15 +56,16 @@ node_state::node_state(std::unique_ptr<runtime::bootstrap> boot, std::unique_ptr
       nic_(std::move(nic)),
       options_(opts),
       agreement_(runtime::job_agreement_digest(nic_->topo(), opts)),
-      smm_(boot_->rank(), *nic_,
+      loop_(*nic_, runtime::waiter_policy{}, [this] { return boot_->job_status(); }),
+      plain_(loop_, {.credit_timeout = absl::FromChrono(opts.barrier_timeout)}),
+      smm_(boot_->rank(), loop_,
            runtime::smm_options{.page_variables = opts.page_variables,
                                 .trace = opts.trace,
                                 .credit_timeout = absl::FromChrono(opts.barrier_timeout),
                                 .paranoid = opts.paranoid,
                                 .windows = windows,
-                                .direct_reads = opts.direct_reads,
-                                .job_status = [this] { return boot_->job_status(); }}) {
-  smm_.set_plain_receiver(
+                                .direct_reads = opts.direct_reads}) {
+  plain_.set_receiver(
       [this](node_id source, std::span<const std::byte> bytes, std::uint64_t record) {
         auto h = std::make_unique<message::holder>();
         h->source = source;
@@ -74,7 +75,7 @@ node_state::node_state(std::unique_ptr<runtime::bootstrap> boot, std::unique_ptr
       });
   // Received messages hold their place in the NIC's queue, and nothing behind them can
   // reuse it: when the queue runs full, they move out.
-  smm_.set_queue_pressure_handler([this] {
+  plain_.set_pressure_handler([this] {
     move_out_of_place();
     copy_inbox_out_of_place();
   });
@@ -146,7 +147,7 @@ absl::Status node_state::quiet() {
   }
   const absl::Time deadline = absl::Now() + absl::FromChrono(options_.barrier_timeout);
   bool expired = false;
-  absl::Status waited = smm_.wait_for([&] {
+  absl::Status waited = loop_.wait_for([&] {
     const bool all = std::all_of(fences.begin(), fences.end(),
                                  [&](const auto& fence) { return smm_.ready(fence.second); });
     expired = !all && absl::Now() >= deadline;
@@ -200,7 +201,7 @@ absl::Status node_state::rendezvous(std::uint64_t digest, std::string_view call)
   const std::uint64_t ticket = boot_->barrier_arrive(digest);
   const absl::Time deadline = absl::Now() + absl::FromChrono(options_.barrier_timeout);
   absl::Status outcome;
-  absl::Status waited = smm_.wait_for([&] {
+  absl::Status waited = loop_.wait_for([&] {
     absl::StatusOr<bool> passed = boot_->barrier_passed(ticket);
     if (!passed.ok()) {
       outcome = passed.status();
@@ -234,19 +235,19 @@ absl::Status node_state::rendezvous(std::uint64_t digest, std::string_view call)
 }
 
 absl::Status node_state::send(node_id to, std::span<const std::byte> bytes) {
-  return smm_.send_plain(to, bytes);
+  return plain_.send(to, bytes);
 }
 
 absl::StatusOr<message> node_state::receive() {
   move_out_of_place();
-  if (absl::Status s = smm_.wait_for([this] { return !inbox_.empty(); }); !s.ok()) return s;
+  if (absl::Status s = loop_.wait_for([this] { return !inbox_.empty(); }); !s.ok()) return s;
   return pop_inbox();
 }
 
 absl::StatusOr<std::optional<message>> node_state::try_receive() {
   move_out_of_place();
   bool did = false;
-  if (absl::Status s = smm_.progress(did); !s.ok()) return s;
+  if (absl::Status s = loop_.progress(did); !s.ok()) return s;
   if (inbox_.empty()) return std::optional<message>();
   return std::optional<message>(pop_inbox());
 }
@@ -262,7 +263,7 @@ message node_state::pop_inbox() {
     h.owner = this;
     in_place_.push_back(&h);
   } else {
-    smm_.free_plain(h.source, h.view.size());  // copied out under pressure
+    plain_.free(h.source, h.view.size());  // copied out under pressure
   }
   return out;
 }
@@ -271,13 +272,13 @@ void node_state::copy_out(message::holder& h) {
   h.copy.assign(h.view.begin(), h.view.end());
   h.view = h.copy;
   h.in_place = false;
-  smm_.release_plain(h.record);
+  plain_.release(h.record);
 }
 
 void node_state::drop_in_place(message::holder* h) {
   h->in_place = false;
-  smm_.release_plain(h->record);
-  smm_.free_plain(h->source, h->view.size());
+  plain_.release(h->record);
+  plain_.free(h->source, h->view.size());
   in_place_.erase(std::find(in_place_.begin(), in_place_.end(), h));
 }
 
@@ -293,7 +294,7 @@ void node_state::move_out_of_place() {
   // reused; the usual receive-use-drop pattern copies nothing.
   for (message::holder* h : in_place_) {
     copy_out(*h);
-    smm_.free_plain(h->source, h->view.size());
+    plain_.free(h->source, h->view.size());
   }
   in_place_.clear();
 }
@@ -303,9 +304,9 @@ absl::StatusOr<notice> node_state::iso_receive() {
   // Taking from a queue that holds notices needs no progress, but senders wait for the
   // credits that taking returns.
   if (!q.empty()) {
-    if (absl::Status s = smm_.progress_now_and_then(q.front_payload_size()); !s.ok()) return s;
+    if (absl::Status s = loop_.progress_now_and_then(q.front_payload_size()); !s.ok()) return s;
   }
-  if (absl::Status s = smm_.wait_for([&] { return !q.empty(); }); !s.ok()) return s;
+  if (absl::Status s = loop_.wait_for([&] { return !q.empty(); }); !s.ok()) return s;
   notice n = q.pop();
   smm_.free_notice(n);
   return n;
@@ -313,7 +314,7 @@ absl::StatusOr<notice> node_state::iso_receive() {
 
 absl::StatusOr<std::optional<notice>> node_state::try_iso_receive() {
   bool did = false;
-  if (absl::Status s = smm_.progress(did); !s.ok()) return s;
+  if (absl::Status s = loop_.progress(did); !s.ok()) return s;
   runtime::receive_queue& q = smm_.notices();
   if (q.empty()) return std::optional<notice>();
   notice n = q.pop();
@@ -363,18 +364,19 @@ ABSL_ATTRIBUTE_NOINLINE std::span<const std::uint64_t> wait_for_value(node_state
                         "value cannot arrive before the isochron ends; call end() first",
                         state.id()));
   }
-  throw_if_error(smm.wait_for([&] { return smm.ready(ticket); }));
+  throw_if_error(state.loop().wait_for([&] { return smm.ready(ticket); }));
   return smm.values(ticket);
 }
 
 }  // namespace
 
 bool read_ready(node_link* link, read_ticket t) {
-  runtime::shared_memory_manager& smm = state_of_read(link, "ready()").smm();
+  node_state& state = state_of_read(link, "ready()");
+  runtime::shared_memory_manager& smm = state.smm();
   const runtime::read_slots::ticket ticket{t.slot, t.generation};
   if (smm.ready(ticket)) return true;
   bool did = false;
-  throw_if_error(smm.progress(did));
+  throw_if_error(state.loop().progress(did));
   return smm.ready(ticket);
 }
 
@@ -442,7 +444,7 @@ bool node::barrier_complete(channel_id channel) const {
 
 void node::poll() {
   bool did = false;
-  detail::throw_if_error(state_->smm().progress(did));
+  detail::throw_if_error(state_->loop().progress(did));
 }
 
 void node::quiet() { detail::throw_if_error(state_->quiet()); }

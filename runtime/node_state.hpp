@@ -1,5 +1,6 @@
-// What an iso::node is made of on the inside: its bootstrap, its emulated NIC, its shared
-// memory manager, and the plain messages it has received but not yet handed out.
+// What an iso::node is made of on the inside: its bootstrap, its emulated NIC, its event
+// loop and the units registered with it (the shared memory manager, plain messages), and
+// the plain messages it has received but not yet handed out.
 #pragma once
 
 #include <deque>
@@ -13,6 +14,8 @@
 #include "iso/node.hpp"
 #include "nicfw/engine.hpp"
 #include "runtime/bootstrap/bootstrap.hpp"
+#include "runtime/messages/plain_messages.hpp"
+#include "runtime/progress/event_loop.hpp"
 #include "runtime/smm/shared_memory_manager.hpp"
 
 namespace iso::detail {
@@ -38,6 +41,7 @@ class node_state {
   [[nodiscard]] std::size_t max_message_size() const;
   [[nodiscard]] runtime::bootstrap& boot() { return *boot_; }
   [[nodiscard]] runtime::shared_memory_manager& smm() { return smm_; }
+  [[nodiscard]] runtime::event_loop& loop() { return loop_; }
   [[nodiscard]] nicfw::engine& nic() { return *nic_; }
   [[nodiscard]] std::size_t messages_waiting() const { return inbox_.size(); }
   // What the node's read handles share with it (see detail::node_link).
@@ -49,8 +53,8 @@ class node_state {
   [[nodiscard]] std::uint64_t isochron_serial() const { return isochrons_; }
   // The node's failure, once it has failed (OK before): a failed pulse, or an isochron lost
   // at scope exit. From then on every call that waits reports it.
-  [[nodiscard]] const absl::Status& health() const { return smm_.failure(); }
-  void fail(absl::Status status) { smm_.fail(std::move(status)); }
+  [[nodiscard]] const absl::Status& health() const { return loop_.failure(); }
+  void fail(absl::Status status) { loop_.fail(std::move(status)); }
 
   // A barrier that keeps this node serving others while it waits, and orders isotach
   // memory: every isochron issued anywhere before it has executed everywhere after it.
@@ -89,6 +93,10 @@ class node_state {
   // What every node must agree on from the start (topology, memory layout settings); it
   // goes into every barrier's digest.
   std::uint64_t agreement_ = 0;
+  runtime::event_loop loop_;
+  // Units of the loop, in the order it ends a round: plain messages first, so that records
+  // they hold move out before the SMM runs pulses.
+  runtime::plain_messages plain_;
   runtime::shared_memory_manager smm_;
   message pop_inbox();
   // Moves a message's bytes out of the NIC's queue into a copy, releasing its record.

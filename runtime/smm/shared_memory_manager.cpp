@@ -9,12 +9,11 @@
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_format.h"
 #include "base/check.hpp"
+#include "runtime/progress/credit_wait.hpp"
+#include "runtime/progress/direct_tags.hpp"
 
 namespace iso::runtime {
 namespace {
-
-// Host-level packets that travel outside logical time (through the NIC's direct path).
-enum class direct_tag : std::uint8_t { read_reply = 1, plain = 2, echo = 3 };
 
 struct read_reply_header {
   direct_tag tag = direct_tag::read_reply;
@@ -24,11 +23,6 @@ struct read_reply_header {
   std::uint32_t count;
 };
 static_assert(sizeof(read_reply_header) == 16);
-
-struct plain_header {
-  direct_tag tag = direct_tag::plain;
-  std::uint8_t reserved[7] = {};
-};
 
 // Paranoid mode: "your isochron `sequence` executed here at `pulse`".
 struct echo_packet {
@@ -41,19 +35,27 @@ static_assert(sizeof(echo_packet) == 16);
 
 }  // namespace
 
-shared_memory_manager::shared_memory_manager(node_id self, nicfw::engine& nic,
+shared_memory_manager::shared_memory_manager(node_id self, event_loop& loop,
                                              const smm_options& options)
     : self_(self),
-      nic_(nic),
+      loop_(loop),
+      nic_(loop.nic()),
       options_(options),
-      pages_(self, nic.topo(), options.page_variables),
+      pages_(self, loop.nic().topo(), options.page_variables),
       window_(self < options.windows.size() ? options.windows[self] : std::span<std::byte>(),
               options.page_variables),
       memory_(pages_, window_),
-      builder_(self, nic.topo().nodes(), pages_,
-               {.record_bytes = nic.channel().max_record(), .message_bytes = max_message_size()}),
-      queue_(nic.topo().nodes()),
+      builder_(self, nic_.topo().nodes(), pages_,
+               {.record_bytes = nic_.channel().max_record(), .message_bytes = max_message_size()}),
+      queue_(nic_.topo().nodes()),
       echoes_(self) {
+  constexpr nicfw::delivery_kind kKinds[] = {
+      nicfw::delivery_kind::iso_data, nicfw::delivery_kind::closing_data,
+      nicfw::delivery_kind::marker, nicfw::delivery_kind::eop};
+  loop.add_unit(*this, kKinds);
+  loop.add_direct_unit(*this, static_cast<std::uint8_t>(direct_tag::read_reply));
+  loop.add_direct_unit(*this, static_cast<std::uint8_t>(direct_tag::echo));
+  const nicfw::engine& nic = nic_;
   peers_.resize(nic.topo().nodes());
   for (node_id n = 0; n < nic.topo().nodes(); ++n) {
     if (n != self) nearest_distance_ = std::min(nearest_distance_, nic.topo().distance(self, n));
@@ -74,7 +76,7 @@ absl::StatusOr<std::uint64_t> shared_memory_manager::allocate(std::uint64_t coun
 }
 
 absl::Status shared_memory_manager::check_open(const char* what) const {
-  if (in_handler_) {
+  if (loop_.progress_forbidden()) {
     return absl::FailedPreconditionError(
         absl::StrFormat("%s inside a message handler; handlers may not issue operations", what));
   }
@@ -98,7 +100,7 @@ absl::Status shared_memory_manager::add_lone_read() {
 }
 
 absl::Status shared_memory_manager::begin() {
-  if (in_handler_) {
+  if (loop_.progress_forbidden()) {
     return absl::FailedPreconditionError("isochron started inside a message handler");
   }
   if (builder_.open()) {
@@ -300,12 +302,12 @@ absl::Status shared_memory_manager::end() {
   hit_.push_back({true, sequence, builder_.rank(), std::move(local)});
   while (!nic_.channel().host_submit_isochron(sequence, builder_.delta(), parts)) {
     bool did = false;
-    if (absl::Status s = progress(did); !s.ok()) return s;
+    if (absl::Status s = loop_.progress(did); !s.ok()) return s;
     nic_.wake();
     std::this_thread::yield();
   }
   nic_.wake();
-  return progress_now_and_then(total_bytes);
+  return loop_.progress_now_and_then(total_bytes);
 }
 
 absl::Status shared_memory_manager::run_local_now(std::span<const std::byte> stream) {
@@ -325,7 +327,7 @@ absl::Status shared_memory_manager::run_local_now(std::span<const std::byte> str
   queue_.end_batch();
   last_ = at;
   if (!s.ok()) return s;
-  return progress_now_and_then();
+  return loop_.progress_now_and_then();
 }
 
 absl::StatusOr<bool> shared_memory_manager::serve_lone_read() {
@@ -352,7 +354,7 @@ absl::StatusOr<bool> shared_memory_manager::serve_lone_read() {
   }
   slots_.fill_all(lone_read_.slot, direct_values_);
   last_ = at;
-  if (absl::Status s = progress_now_and_then(); !s.ok()) return s;
+  if (absl::Status s = loop_.progress_now_and_then(); !s.ok()) return s;
   return true;
 }
 
@@ -434,7 +436,7 @@ absl::StatusOr<bool> shared_memory_manager::serve_direct_reads(node_id owner) {
     if (got == window_reader::outcome::declined) {
       if (!owner_behind) return false;
       bool did = false;
-      if (absl::Status s = progress(did); !s.ok()) return s;
+      if (absl::Status s = loop_.progress(did); !s.ok()) return s;
     }
     if (attempt % 8 == 7) std::this_thread::yield();
   }
@@ -466,28 +468,8 @@ absl::StatusOr<bool> shared_memory_manager::serve_direct_reads(node_id owner) {
     }
     k += op.count;
   }
-  if (absl::Status s = progress_now_and_then(); !s.ok()) return s;
+  if (absl::Status s = loop_.progress_now_and_then(); !s.ok()) return s;
   return true;
-}
-
-absl::Status shared_memory_manager::progress_now_and_then(std::size_t bytes) {
-  // Calls that need no progress to complete (an isochron handed to the NIC, one that
-  // completes here, a message taken from a full queue) leave the NIC idle when it runs
-  // inline, and the pulses and credits it would have handled wait:
-  //   - a program spinning on a flag only it holds never lets another node's write arrive;
-  //   - a stream goes one credit window at a time: the sender's NIC stamps the whole window
-  //     as one pulse once credits run out, and the receiver returns credits only once its
-  //     queue is empty, so neither side works while the other does.
-  // A round every 32 KiB of traffic (an eighth of the default credit window) keeps both
-  // sides busy; a call counts as 32 bytes, so calls that move nothing get a round every
-  // 1024. Not more often: a round costs about as much as a few small isochrons, and every
-  // pulse a stream is cut into costs tokens.
-  constexpr std::size_t kCallWeight = 32;
-  constexpr std::size_t kProgressEvery = 32 * 1024;
-  unpolled_work_ += bytes + kCallWeight;
-  if (unpolled_work_ < kProgressEvery) return absl::OkStatus();
-  bool did = false;
-  return progress(did);
 }
 
 void shared_memory_manager::set_handler(std::uint32_t handler, message_handler fn) {
@@ -496,49 +478,7 @@ void shared_memory_manager::set_handler(std::uint32_t handler, message_handler f
 
 absl::Status shared_memory_manager::send_direct(node_id to,
                                                 std::span<const comm::byte_span> pieces) {
-  while (!nic_.channel().host_submit(nicfw::submission_kind::direct, to, pieces)) {
-    // Inline mode: the NIC runs only when we run it.
-    if (nic_.runs_inline()) {
-      bool did = false;
-      if (absl::Status s = nic_.poll(did); !s.ok()) return s;
-    } else {
-      if (absl::Status s = nic_status(); !s.ok()) return s;
-      std::this_thread::yield();
-    }
-  }
-  nic_.wake();
-  return absl::OkStatus();
-}
-
-absl::Status shared_memory_manager::send_plain(node_id to, std::span<const std::byte> bytes) {
-  if (to >= nic_.topo().nodes()) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("send to node %u: the job has nodes 0..%u", to, nic_.topo().nodes() - 1));
-  }
-  const std::size_t limit = max_message_size();
-  if (bytes.size() > limit) {
-    return absl::OutOfRangeError(
-        absl::StrFormat("message of %u bytes exceeds the maximum of %u", bytes.size(), limit));
-  }
-  const plain_header header;
-  const comm::byte_span pieces[2] = {std::as_bytes(std::span(&header, 1)), bytes};
-  nicfw::credit_ledger& credits = nic_.credits();
-  const std::size_t size = sizeof(header) + bytes.size();
-  auto has_credits = [&] {
-    if (credits.host_may_send(to, nicfw::credit_class::direct, size)) return true;
-    credits.host_want(to, nicfw::credit_class::direct, size);
-    return false;
-  };
-  if (!has_credits()) {
-    if (absl::Status s = wait_for_credits(has_credits, "message"); !s.ok()) return s;
-  }
-  credits.host_consume(to, nicfw::credit_class::direct, size);
-  return send_direct(to, pieces);
-}
-
-void shared_memory_manager::free_plain(node_id source, std::size_t bytes) {
-  nic_.credits().host_free(source, nicfw::credit_class::direct,
-                           sizeof(plain_header) + bytes + nicfw::kPacketOverhead);
+  return loop_.submit(nicfw::submission_kind::direct, to, pieces);
 }
 
 void shared_memory_manager::free_notice(const notice& n) {
@@ -566,35 +506,14 @@ absl::Status shared_memory_manager::reserve_self_queue(std::size_t bytes) {
 
 absl::Status shared_memory_manager::wait_for_credits(absl::FunctionRef<bool()> has_credits,
                                                      const char* what) {
-  const absl::Time deadline = absl::Now() + options_.credit_timeout;
-  bool expired = false;
-  if (absl::Status s = wait_for([&] {
-        if (has_credits()) return true;
-        expired = absl::Now() >= deadline;
-        return expired;
-      });
-      !s.ok()) {
-    return s;
-  }
-  if (!expired) return absl::OkStatus();
-  std::string stuck;
-  if (self_queued_ > 0) {
-    absl::StrAppendFormat(&stuck, " node %u (itself) holds %u bytes of isotach messages;", self_,
-                          self_queued_);
-  }
-  const nicfw::credit_ledger& credits = nic_.credits();
-  for (node_id n = 0; n < credits.nodes(); ++n) {
-    for (auto c : {nicfw::credit_class::isotach, nicfw::credit_class::direct}) {
-      const std::uint64_t flying = credits.in_flight(n, c);
-      if (flying == 0) continue;
-      absl::StrAppendFormat(&stuck, " node %u holds %u bytes of %s;", n, flying,
-                            c == nicfw::credit_class::isotach ? "isotach data" : "messages");
+  return runtime::wait_for_credits(loop_, options_.credit_timeout, has_credits, what, [&] {
+    std::string stuck;
+    if (self_queued_ > 0) {
+      absl::StrAppendFormat(&stuck, " node %u (itself) holds %u bytes of isotach messages;", self_,
+                            self_queued_);
     }
-  }
-  return absl::DeadlineExceededError(absl::StrFormat(
-      "%s from node %u: no flow-control credits came back within %s (a receiver is not "
-      "executing or not receiving what it was sent):%s",
-      what, self_, absl::FormatDuration(options_.credit_timeout), stuck));
+    return stuck;
+  });
 }
 
 void shared_memory_manager::read_result(node_id reader, std::uint32_t slot, std::uint32_t first,
@@ -607,9 +526,7 @@ void shared_memory_manager::read_result(node_id reader, std::uint32_t slot, std:
   const read_reply_header header{
       .slot = slot, .first = first, .count = static_cast<std::uint32_t>(values.size())};
   const comm::byte_span pieces[2] = {std::as_bytes(std::span(&header, 1)), std::as_bytes(values)};
-  if (absl::Status s = send_direct(reader, pieces); !s.ok() && delivery_error_.ok()) {
-    delivery_error_ = s;
-  }
+  if (absl::Status s = send_direct(reader, pieces); !s.ok()) loop_.fail(s);
 }
 
 absl::Status shared_memory_manager::send_echo(node_id issuer, std::uint32_t sequence,
@@ -629,12 +546,12 @@ absl::Status shared_memory_manager::run_handler(node_id source, std::uint32_t ha
   }
   // A handler's exception must not unwind through a pulse half executed: it becomes the
   // pulse's error, which stops this node with the handler named.
-  in_handler_ = true;
+  loop_.forbid_progress(true);
   absl::Status result;
   try {
     it->second(source, payload);
   } catch (const abi::__forced_unwind&) {
-    in_handler_ = false;
+    loop_.forbid_progress(false);
     throw;  // thread cancellation must unwind
   } catch (const std::exception& e) {
     result = absl::AbortedError(absl::StrFormat(
@@ -643,7 +560,7 @@ absl::Status shared_memory_manager::run_handler(node_id source, std::uint32_t ha
     result = absl::AbortedError(
         absl::StrFormat("the handler for id %u (message from node %u) threw", handler, source));
   }
-  in_handler_ = false;
+  loop_.forbid_progress(false);
   return result;
 }
 
@@ -670,12 +587,12 @@ void shared_memory_manager::on_delivery(const nicfw::delivery& d) {
     case nicfw::delivery_kind::closing_data:
       nic_.credits().host_received(d.source, nicfw::credit_class::isotach, d.payload.size());
       if (d.kind == nicfw::delivery_kind::closing_data && d.count == 1 && due_pulses_.empty() &&
-          delivery_error_.ok()) {
+          loop_.failure().ok()) {
         // The pulse's only item, and every earlier pulse has run (their EOPs came first): it
         // runs straight from the queue, with no copy into a bucket.
         absl::Status s = execute_pulse(
             d.stamp, [&] { return run_remote_part(d.stamp, d.source, d.sequence, d.payload); });
-        if (!s.ok() && delivery_error_.ok()) delivery_error_ = s;
+        if (!s.ok()) loop_.fail(s);
         return;
       }
       // Until this round of progress ends the remote part stays where the NIC put it: if its
@@ -706,37 +623,26 @@ void shared_memory_manager::on_delivery(const nicfw::delivery& d) {
           std::memcpy(values.data(), d.payload.data() + sizeof(h), values.size() * 8);
         }
         if (absl::Status s = slots_.fill(h.slot, h.first, values); !s.ok()) {
-          if (delivery_error_.ok()) {
-            delivery_error_ = absl::InvalidArgumentError(
-                absl::StrFormat("from node %u: %s", d.source, s.message()));
-          }
+          loop_.fail(absl::InvalidArgumentError(
+              absl::StrFormat("from node %u: %s", d.source, s.message())));
         }
         return;
       }
       if (tag == direct_tag::echo && d.payload.size() == sizeof(echo_packet)) {
         echo_packet e;
         std::memcpy(&e, d.payload.data(), sizeof(e));
-        if (absl::Status s = echoes_.check(d.source, e.sequence, e.pulse);
-            !s.ok() && delivery_error_.ok()) {
-          delivery_error_ = s;
-        }
-        return;
-      }
-      if (tag == direct_tag::plain && d.payload.size() >= sizeof(plain_header)) {
-        nic_.credits().host_received(d.source, nicfw::credit_class::direct, d.payload.size());
-        if (on_plain_) {
-          nic_.channel().host_hold();
-          on_plain_(d.source, d.payload.subspan(sizeof(plain_header)), d.record);
+        if (absl::Status s = echoes_.check(d.source, e.sequence, e.pulse); !s.ok()) {
+          loop_.fail(s);
         }
         return;
       }
       break;
     }
+    default:
+      break;
   }
-  if (delivery_error_.ok()) {
-    delivery_error_ = absl::InvalidArgumentError(absl::StrFormat(
-        "malformed direct packet of %u bytes from node %u", d.payload.size(), d.source));
-  }
+  loop_.fail(absl::InvalidArgumentError(absl::StrFormat(
+      "malformed direct packet of %u bytes from node %u", d.payload.size(), d.source)));
 }
 
 absl::Status shared_memory_manager::run_stream(node_id source, std::uint64_t pulse,
@@ -833,50 +739,23 @@ absl::Status shared_memory_manager::run_remote_part(std::uint64_t pulse, node_id
   return send_echo(source, sequence, pulse);
 }
 
-absl::Status shared_memory_manager::nic_status() const { return nic_.failure(); }
-
-absl::Status shared_memory_manager::progress(bool& did_work) {
-  // A handler runs in the middle of a pulse (inside the host queue's poll, even): progress
-  // from there would run later pulses inside this one.
-  if (in_handler_) {
-    return absl::FailedPreconditionError(
-        "waiting or polling inside a message handler; a handler must not block");
-  }
-  // After a failure nothing more executes here: a pulse that failed part-way is never run
-  // again, and no later pulse runs after it.
-  if (!delivery_error_.ok()) return delivery_error_;
-  unpolled_work_ = 0;
-  if (nic_.runs_inline()) {
-    if (absl::Status s = nic_.poll(did_work); !s.ok()) return s;
-  } else if (absl::Status s = nic_status(); !s.ok()) {
-    return s;
-  }
-  // Every EOP up to `closed` is in the queue by now (the NIC queues them first), so once
-  // the queue is drained and the due pulses have run, this node has executed them all.
-  const std::uint64_t closed = nic_.time().closed;
-  const std::size_t handled =
-      nic_.channel().host_poll([this](const nicfw::delivery& d) { on_delivery(d); });
-  did_work |= handled != 0;
+absl::Status shared_memory_manager::end_round(std::uint64_t closed, bool& did_work) {
+  (void)did_work;  // the deliveries were the work
   // Remote parts were filed in place (on_delivery); what still waits for a later EOP when
   // this round ends moves out of the host queue, whose space behind a held record the NIC
   // cannot reuse.
   absl::Cleanup unhold = [this] {
     buckets_.unhold([this](const bucket_item& item) { nic_.channel().host_release(item.record); });
   };
-  if (nic_.overflow() != 0 && nic_.channel().host_holds_records() && on_pressure_) {
-    on_pressure_();
-    did_work = true;
-  }
-  if (!delivery_error_.ok()) return delivery_error_;
+  if (!loop_.failure().ok()) return loop_.failure();
   for (std::size_t i = 0; i < due_pulses_.size(); ++i) {
     if (absl::Status s = run_pulse(due_pulses_[i].first, due_pulses_[i].second); !s.ok()) {
-      delivery_error_ = s;
       return s;
     }
   }
   due_pulses_.clear();
   advance_through(closed);
-  return delivery_error_;
+  return absl::OkStatus();
 }
 
 void shared_memory_manager::advance_through(std::uint64_t pulse) {
@@ -885,50 +764,21 @@ void shared_memory_manager::advance_through(std::uint64_t pulse) {
   window_.publish_through(pulse);
 }
 
-absl::Status shared_memory_manager::wait_for(absl::FunctionRef<bool()> done) {
-  int idle = 0;
-  while (!done()) {
-    bool did = false;
-    if (absl::Status s = progress(did); !s.ok()) return s;
-    if (did) {
-      idle = 0;
-      continue;
-    }
-    if (done()) break;
-    ++idle;
-    if (idle < options_.spin_polls) continue;
-    if (options_.job_status) {
-      if (absl::Status s = options_.job_status(); !s.ok()) return s;
-    }
-    if (idle < 2 * options_.spin_polls) {
-      std::this_thread::yield();
-      continue;
-    }
-    if (nic_.runs_inline()) {
-      nic_.wait(absl::Milliseconds(50));
-    } else {
-      nic_.channel().host_wait(absl::Milliseconds(50));
-    }
-    idle = 0;
-  }
-  return absl::OkStatus();
-}
-
 absl::Status shared_memory_manager::sync_to(std::uint64_t pulse) {
   if (pulse == 0) return absl::OkStatus();
   nic_.demand(pulse + 1);
   // progress() advances through_ only after draining the queue as it stood when the NIC had
   // closed that far and running the due pulses, so this waits for exactly what is needed;
   // waiting for an empty queue instead could wait forever on a busy NIC.
-  return wait_for([&] { return through_ >= pulse; });
+  return loop_.wait_for([&] { return through_ >= pulse; });
 }
 
 absl::Status shared_memory_manager::drain_issued() {
-  return wait_for([this] { return hit_.empty(); });
+  return loop_.wait_for([this] { return hit_.empty(); });
 }
 
 absl::Status shared_memory_manager::drain() {
-  return wait_for([this] { return hit_.empty() && slots_.outstanding() == 0; });
+  return loop_.wait_for([this] { return hit_.empty() && slots_.outstanding() == 0; });
 }
 
 }  // namespace iso::runtime

@@ -2,9 +2,15 @@
 // their remote parts to the NIC, files what arrives into pulse buckets, and when the NIC
 // says a pulse is over (EOP) executes that pulse's operations in (pid, rank) order, running
 // this node's own local parts when their isochron markers come up (Regehr, section 3.2).
+// It is a unit of the node's event loop (runtime/progress/event_loop.hpp), which hands it
+// the isotach deliveries and read replies, and which makes all progress.
 //
-//   smm.begin();  smm.add(op_code::write, 8, addr, 1, values, 0);  smm.end();
-//   auto t = ...read...;  smm.wait_for([&] { return smm.ready(t); });
+//   read_slots::ticket t;
+//   ISO_RETURN_IF_ERROR(smm.begin());
+//   ISO_RETURN_IF_ERROR(smm.write(8, address, values));
+//   ISO_RETURN_IF_ERROR(smm.read(8, other_address, 1, t));
+//   ISO_RETURN_IF_ERROR(smm.end());
+//   ISO_RETURN_IF_ERROR(loop.wait_for([&] { return smm.ready(t); }));
 //
 // One thread uses an SMM (the node's application thread).
 #pragma once
@@ -21,6 +27,7 @@
 #include "absl/status/statusor.h"
 #include "iso/trace.hpp"
 #include "nicfw/engine.hpp"
+#include "runtime/progress/event_loop.hpp"
 #include "runtime/smm/echo_checker.hpp"
 #include "runtime/smm/isochron_builder.hpp"
 #include "runtime/smm/local_memory.hpp"
@@ -36,7 +43,6 @@ using message_handler = std::function<void(node_id source, std::span<const std::
 struct smm_options {
   std::uint32_t page_variables = 512;
   bool trace = false;
-  int spin_polls = 256;  // polls before yielding, and as many again before sleeping
   // How long a sender waits for flow-control credits before it reports the receiver.
   absl::Duration credit_timeout = absl::Seconds(60);
   // Echo the executed pulse of every remote part to its issuer, which checks it.
@@ -47,14 +53,12 @@ struct smm_options {
   // (docs/same-host-reads.md).
   std::vector<std::span<std::byte>> windows;
   bool direct_reads = true;
-  // The job's health (empty: not checked). A node that waits for others checks it while
-  // idle: a failed peer may never send what it waits for.
-  std::function<absl::Status()> job_status;
 };
 
-class shared_memory_manager final : public execution_sink {
+class shared_memory_manager final : public execution_sink, public delivery_unit {
  public:
-  shared_memory_manager(node_id self, nicfw::engine& nic, const smm_options& options);
+  // Registers with `loop`, whose NIC it uses.
+  shared_memory_manager(node_id self, event_loop& loop, const smm_options& options);
 
   [[nodiscard]] node_id self() const { return self_; }
   [[nodiscard]] const page_table& pages() const { return pages_; }
@@ -103,37 +107,13 @@ class shared_memory_manager final : public execution_sink {
   // A slot for an answer that is not a read's (node::quiet's fences), filled by read_result.
   [[nodiscard]] read_slots::ticket open_slot(std::uint32_t count) { return slots_.open(count); }
 
-  // The largest message payload (plain, handler-style or queued): what fits one NIC queue
-  // record with the headers around it.
+  // The largest message payload (handler-style or queued): what fits one NIC queue record
+  // with the headers around it.
   [[nodiscard]] std::size_t max_message_size() const { return nic_.channel().max_record() - 256; }
 
-  // Plain (non-isotach) packets between hosts, FIFO per pair; `on_plain` gets them, in
-  // place: the bytes stay in the NIC's receive queue until release_plain(record), and the
-  // sender's buffer space is used until free_plain(source, bytes.size()) (flow control).
-  [[nodiscard]] absl::Status send_plain(node_id to, std::span<const std::byte> bytes);
-  using plain_receiver =
-      std::function<void(node_id source, std::span<const std::byte> bytes, std::uint64_t record)>;
-  void set_plain_receiver(plain_receiver on_plain) { on_plain_ = std::move(on_plain); }
-  // Called when the NIC holds deliveries back because its receive queue is full while
-  // plain messages are held in it: the receiver should give their records back (copying
-  // what it still needs), or the queue could stay full for good.
-  void set_queue_pressure_handler(std::function<void()> on_pressure) {
-    on_pressure_ = std::move(on_pressure);
-  }
-  void release_plain(std::uint64_t record) { nic_.channel().host_release(record); }
-  void free_plain(node_id source, std::size_t bytes);
   // The application took a notice: its buffer space goes back to the sender.
   void free_notice(const notice& n);
 
-  // One round of progress: the NIC (inline mode), then deliveries and due pulses.
-  [[nodiscard]] absl::Status progress(bool& did_work);
-  // One round of progress once enough host work (calls, and the bytes they moved) went by
-  // without one: for calls that complete without waiting, which would otherwise leave an
-  // inline NIC, its pulses and its credits idle.
-  [[nodiscard]] absl::Status progress_now_and_then(std::size_t bytes = 0);
-  // Makes progress until `done()`; spins, then yields, then sleeps. Errors: the NIC's or
-  // an execution's failure.
-  [[nodiscard]] absl::Status wait_for(absl::FunctionRef<bool()> done);
   // Until every isochron this node issued has executed here and every read has arrived.
   [[nodiscard]] absl::Status drain();
   // Until every isochron this node issued has executed here (reads may still wait: one
@@ -152,14 +132,10 @@ class shared_memory_manager final : public execution_sink {
   // Every pulse up to this has executed here (and nothing later has).
   [[nodiscard]] std::uint64_t through() const { return through_; }
   [[nodiscard]] std::size_t pulses_waiting() const { return buckets_.size(); }
-  // Stops this node as a failed pulse does (the first failure wins): from now on progress()
-  // reports `status` and nothing more executes here. For failures the application could not
-  // be told of when they happened (an isochron lost at scope exit).
-  void fail(absl::Status status) {
-    if (delivery_error_.ok()) delivery_error_ = std::move(status);
-  }
-  // OK, or the failure that stopped this node.
-  [[nodiscard]] const absl::Status& failure() const { return delivery_error_; }
+  // delivery_unit: the isotach deliveries, read replies and echoes; at the end of a round,
+  // the pulses whose EOPs came.
+  void on_delivery(const nicfw::delivery& d) override;
+  [[nodiscard]] absl::Status end_round(std::uint64_t closed, bool& did_work) override;
 
   // execution_sink
   void read_result(node_id reader, std::uint32_t slot, std::uint32_t first,
@@ -225,7 +201,6 @@ class shared_memory_manager final : public execution_sink {
   // Serves the noted reads from `owner`'s window when logical time allows; false when it
   // does not (the caller sends the isochron through the NIC).
   [[nodiscard]] absl::StatusOr<bool> serve_direct_reads(node_id owner);
-  void on_delivery(const nicfw::delivery& d);
   [[nodiscard]] absl::Status run_pulse(std::uint64_t pulse, std::uint32_t count);
   [[nodiscard]] absl::Status run_items(std::uint64_t pulse, std::span<const bucket_item> items);
   // Executes pulse `pulse` (`run` runs its items) as one batch of the receive queue and one
@@ -242,7 +217,6 @@ class shared_memory_manager final : public execution_sink {
   [[nodiscard]] absl::Status run_local_part(const local_part& part, std::uint64_t pulse,
                                             bool after_pulse);
   [[nodiscard]] absl::Status send_direct(node_id to, std::span<const comm::byte_span> pieces);
-  [[nodiscard]] absl::Status nic_status() const;
   // Waits, making progress, until `has_credits()`; DeadlineExceeded after credit_timeout,
   // naming the peers that hold this node's credits.
   [[nodiscard]] absl::Status wait_for_credits(absl::FunctionRef<bool()> has_credits,
@@ -253,6 +227,7 @@ class shared_memory_manager final : public execution_sink {
   [[nodiscard]] absl::Status send_echo(node_id issuer, std::uint32_t sequence, std::uint64_t pulse);
 
   node_id self_;
+  event_loop& loop_;
   nicfw::engine& nic_;
   smm_options options_;
   page_table pages_;
@@ -271,8 +246,6 @@ class shared_memory_manager final : public execution_sink {
   absl::flat_hash_map<std::uint32_t, message_handler> handlers_;
   receive_queue queue_;
   echo_checker echoes_;
-  plain_receiver on_plain_;
-  std::function<void()> on_pressure_;
   std::vector<trace_event> trace_;
   // Every pulse up to this has executed here and nothing later has: this node's copies
   // (and its purely local isochrons) sit after it.
@@ -281,7 +254,6 @@ class shared_memory_manager final : public execution_sink {
   order_point last_;
   std::uint64_t direct_reads_ = 0;
   std::uint32_t nearest_distance_ = ~0u;  // logical distance to the nearest other node
-  std::size_t unpolled_work_ = 0;         // see progress_now_and_then()
   struct lone_read {
     bool active = false;
     std::uint8_t width = 0;
@@ -295,10 +267,6 @@ class shared_memory_manager final : public execution_sink {
   std::vector<std::uint64_t> direct_values_;
   std::uint64_t last_stamp_ = 0;
   std::size_t self_queued_ = 0;  // bytes of messages to itself not yet taken (free_notice)
-  bool in_handler_ = false;
-  // The first failure met while receiving or executing (a malformed packet, a pulse that
-  // failed): from then on progress() only reports it, and nothing more executes here.
-  absl::Status delivery_error_;
 };
 
 }  // namespace iso::runtime

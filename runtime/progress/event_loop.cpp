@@ -1,0 +1,145 @@
+#include "runtime/progress/event_loop.hpp"
+
+#include <algorithm>
+#include <thread>
+#include <utility>
+
+#include "absl/strings/str_format.h"
+#include "base/check.hpp"
+
+namespace iso::runtime {
+
+event_loop::event_loop(nicfw::engine& nic, waiter_policy policy,
+                       std::function<absl::Status()> job_status)
+    : nic_(nic), policy_(policy), job_status_(std::move(job_status)) {}
+
+void event_loop::add_unit(delivery_unit& unit, std::span<const nicfw::delivery_kind> kinds) {
+  for (nicfw::delivery_kind kind : kinds) {
+    const auto k = static_cast<std::size_t>(kind);
+    ISO_CHECK(kind != nicfw::delivery_kind::direct && by_kind_[k] == nullptr)
+        << "delivery kind " << k << " is already taken";
+    by_kind_[k] = &unit;
+  }
+  units_.push_back(&unit);
+}
+
+void event_loop::add_direct_unit(delivery_unit& unit, std::uint8_t tag) {
+  ISO_CHECK(by_direct_tag_[tag] == nullptr) << "direct tag " << int{tag} << " is already taken";
+  by_direct_tag_[tag] = &unit;
+  if (std::find(units_.begin(), units_.end(), &unit) == units_.end()) units_.push_back(&unit);
+}
+
+void event_loop::on_delivery(const nicfw::delivery& d) {
+  delivery_unit* unit = nullptr;
+  if (d.kind == nicfw::delivery_kind::direct) {
+    if (!d.payload.empty()) unit = by_direct_tag_[static_cast<std::uint8_t>(d.payload[0])];
+  } else {
+    unit = by_kind_[static_cast<std::size_t>(d.kind)];
+  }
+  if (unit != nullptr) {
+    unit->on_delivery(d);
+    return;
+  }
+  fail(absl::InvalidArgumentError(
+      d.kind == nicfw::delivery_kind::direct
+          ? absl::StrFormat("malformed direct packet of %u bytes from node %u", d.payload.size(),
+                            d.source)
+          : absl::StrFormat("delivery of kind %u from node %u, which nothing here takes",
+                            static_cast<unsigned>(d.kind), d.source)));
+}
+
+absl::Status event_loop::progress(bool& did_work) {
+  if (forbidden_) {
+    return absl::FailedPreconditionError(
+        "waiting or polling inside a message handler; a handler must not block");
+  }
+  // After a failure nothing more executes here: a pulse that failed part-way is never run
+  // again, and no later pulse runs after it.
+  if (!failure_.ok()) return failure_;
+  unpolled_work_ = 0;
+  if (nic_.runs_inline()) {
+    if (absl::Status s = nic_.poll(did_work); !s.ok()) return s;
+  } else if (absl::Status s = nic_.failure(); !s.ok()) {
+    return s;
+  }
+  // Every EOP up to `closed` is in the queue by now (the NIC queues them first), so once
+  // the queue is drained and the units have ended the round, every pulse up to it has run.
+  const std::uint64_t closed = nic_.time().closed;
+  const std::size_t handled =
+      nic_.channel().host_poll([this](const nicfw::delivery& d) { on_delivery(d); });
+  did_work |= handled != 0;
+  for (delivery_unit* unit : units_) {
+    if (absl::Status s = unit->end_round(closed, did_work); !s.ok()) {
+      fail(s);
+      return s;
+    }
+  }
+  return failure_;
+}
+
+absl::Status event_loop::progress_now_and_then(std::size_t bytes) {
+  // Calls that need no progress to complete (an isochron handed to the NIC, one that
+  // completes here, a message taken from a full queue) leave the NIC idle when it runs
+  // inline, and the pulses and credits it would have handled wait:
+  //   - a program spinning on a flag only it holds never lets another node's write arrive;
+  //   - a stream goes one credit window at a time: the sender's NIC stamps the whole window
+  //     as one pulse once credits run out, and the receiver returns credits only once its
+  //     queue is empty, so neither side works while the other does.
+  // A round every 32 KiB of traffic (an eighth of the default credit window) keeps both
+  // sides busy; a call counts as 32 bytes, so calls that move nothing get a round every
+  // 1024. Not more often: a round costs about as much as a few small isochrons, and every
+  // pulse a stream is cut into costs tokens.
+  constexpr std::size_t kCallWeight = 32;
+  constexpr std::size_t kProgressEvery = 32 * 1024;
+  unpolled_work_ += bytes + kCallWeight;
+  if (unpolled_work_ < kProgressEvery) return absl::OkStatus();
+  bool did = false;
+  return progress(did);
+}
+
+absl::Status event_loop::wait_for(absl::FunctionRef<bool()> done) {
+  int idle = 0;
+  while (!done()) {
+    bool did = false;
+    if (absl::Status s = progress(did); !s.ok()) return s;
+    if (did) {
+      idle = 0;
+      continue;
+    }
+    if (done()) break;
+    ++idle;
+    if (idle < policy_.spin_polls) continue;
+    if (job_status_) {
+      if (absl::Status s = job_status_(); !s.ok()) return s;
+    }
+    if (idle < 2 * policy_.spin_polls) {
+      std::this_thread::yield();
+      continue;
+    }
+    if (nic_.runs_inline()) {
+      nic_.wait(policy_.sleep);
+    } else {
+      nic_.channel().host_wait(policy_.sleep);
+    }
+    idle = 0;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status event_loop::submit(nicfw::submission_kind kind, comm::node_id to,
+                                std::span<const comm::byte_span> pieces) {
+  while (!nic_.channel().host_submit(kind, to, pieces)) {
+    // Inline mode: the NIC runs only when we run it.
+    if (nic_.runs_inline()) {
+      bool did = false;
+      if (absl::Status s = nic_.poll(did); !s.ok()) return s;
+    } else {
+      if (absl::Status s = nic_.failure(); !s.ok()) return s;
+      std::this_thread::yield();
+    }
+  }
+  nic_.wake();
+  return absl::OkStatus();
+}
+
+}  // namespace iso::runtime

@@ -1,0 +1,109 @@
+// A node's event loop: the one place that makes progress. A round runs the NIC (inline
+// mode), polls the host queue and hands each delivery to the unit that registered for its
+// kind (direct packets by their first byte, a tag), then lets every unit finish the round
+// (the shared memory manager runs the pulses that closed). wait_for() makes rounds until a
+// condition holds, and between idle rounds a waiter policy spins, yields, then sleeps on
+// the NIC; a fiber scheduler will plug in here and yield instead.
+//
+//   event_loop loop(nic, {.spin_polls = 256}, job_status);
+//   loop.add_unit(smm, kIsotachKinds);        // before the first round
+//   loop.add_direct_unit(plain, kPlainTag);
+//   ISO_RETURN_IF_ERROR(loop.wait_for([&] { return reply_arrived; }));
+//
+// One thread uses a loop (the node's application thread). A new feature registers units
+// here; it never edits another unit to get its deliveries.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "nicfw/engine.hpp"
+
+namespace iso::runtime {
+
+// A part of the host runtime that owns some deliveries.
+class delivery_unit {
+ public:
+  virtual ~delivery_unit() = default;
+  // One delivery of a kind (or direct tag) this unit registered for, in the NIC's order.
+  // The unit may keep the record with host_hold(). Failures go to event_loop::fail().
+  virtual void on_delivery(const nicfw::delivery& d) = 0;
+  // After each round's deliveries, with `closed` the NIC's closed pulse as it stood before
+  // them (every EOP up to it was among them or earlier). Units run in registration order.
+  [[nodiscard]] virtual absl::Status end_round(std::uint64_t closed, bool& did_work) {
+    (void)closed;
+    (void)did_work;
+    return absl::OkStatus();
+  }
+};
+
+// How a thread waits between idle rounds.
+struct waiter_policy {
+  int spin_polls = 256;  // idle rounds before yielding, and as many again before sleeping
+  absl::Duration sleep = absl::Milliseconds(50);  // the longest sleep before the next check
+};
+
+class event_loop {
+ public:
+  // `job_status` (may be empty) is the job's health; a waiting node checks it while idle:
+  // a failed peer may never send what it waits for.
+  event_loop(nicfw::engine& nic, waiter_policy policy, std::function<absl::Status()> job_status);
+  event_loop(const event_loop&) = delete;
+  event_loop& operator=(const event_loop&) = delete;
+
+  [[nodiscard]] nicfw::engine& nic() { return nic_; }
+
+  // Registers `unit` for deliveries of `kinds` (not `direct`: see add_direct_unit), and for
+  // end_round() once. A kind another unit has is a programming error.
+  void add_unit(delivery_unit& unit, std::span<const nicfw::delivery_kind> kinds);
+  // Registers `unit` for direct packets whose first byte is `tag`.
+  void add_direct_unit(delivery_unit& unit, std::uint8_t tag);
+
+  // One round. Errors: the node's failure (fail()), the NIC's, or FailedPrecondition while
+  // progress is forbidden (inside a message handler).
+  [[nodiscard]] absl::Status progress(bool& did_work);
+  // One round once enough host work (calls, and the bytes they moved) went by without one:
+  // for calls that complete without waiting, which would otherwise leave an inline NIC,
+  // its pulses and its credits idle.
+  [[nodiscard]] absl::Status progress_now_and_then(std::size_t bytes = 0);
+  // Rounds until `done()`; between idle rounds, the waiter policy.
+  [[nodiscard]] absl::Status wait_for(absl::FunctionRef<bool()> done);
+
+  // Hands the NIC a submission of `kind` for `to`, waiting (making the NIC progress in
+  // inline mode) while its queue is full. Errors: the NIC's failure.
+  [[nodiscard]] absl::Status submit(nicfw::submission_kind kind, comm::node_id to,
+                                    std::span<const comm::byte_span> pieces);
+
+  // Stops this node (the first failure wins): from now on progress() reports `status`.
+  void fail(absl::Status status) {
+    if (failure_.ok()) failure_ = std::move(status);
+  }
+  // OK, or the failure that stopped this node.
+  [[nodiscard]] const absl::Status& failure() const { return failure_; }
+
+  // While a message handler runs: progress from there would run later pulses inside the
+  // one being executed.
+  void forbid_progress(bool forbidden) { forbidden_ = forbidden; }
+  [[nodiscard]] bool progress_forbidden() const { return forbidden_; }
+
+ private:
+  void on_delivery(const nicfw::delivery& d);
+
+  nicfw::engine& nic_;
+  waiter_policy policy_;
+  std::function<absl::Status()> job_status_;
+  std::vector<delivery_unit*> units_;  // in registration order
+  std::array<delivery_unit*, nicfw::kDeliveryKinds> by_kind_{};
+  std::array<delivery_unit*, 256> by_direct_tag_{};
+  std::size_t unpolled_work_ = 0;  // see progress_now_and_then()
+  bool forbidden_ = false;
+  absl::Status failure_;
+};
+
+}  // namespace iso::runtime
