@@ -10,6 +10,7 @@
 #include "absl/time/time.h"
 #include "base/check.hpp"
 #include "iso/error.hpp"
+#include "nicfw/fetch_add_service.hpp"
 #include "runtime/collective_digest.hpp"
 #include "runtime/node_state.hpp"
 
@@ -64,7 +65,10 @@ node_state::node_state(std::unique_ptr<runtime::bootstrap> boot, std::unique_ptr
                                 .credit_timeout = absl::FromChrono(opts.barrier_timeout),
                                 .paranoid = opts.paranoid,
                                 .windows = windows,
-                                .direct_reads = opts.direct_reads}) {
+                                .direct_reads = opts.direct_reads}),
+      counters_(loop_) {
+  nic_->add_service(std::make_unique<nicfw::fetch_add_service>(nic_->context()),
+                    nicfw::fetch_add_service::kBinding);
   plain_.set_receiver(
       [this](node_id source, std::span<const std::byte> bytes, std::uint64_t record) {
         auto h = std::make_unique<message::holder>();

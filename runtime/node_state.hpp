@@ -14,6 +14,7 @@
 #include "iso/node.hpp"
 #include "nicfw/engine.hpp"
 #include "runtime/bootstrap/bootstrap.hpp"
+#include "runtime/counters/fetch_add_client.hpp"
 #include "runtime/messages/plain_messages.hpp"
 #include "runtime/progress/event_loop.hpp"
 #include "runtime/smm/shared_memory_manager.hpp"
@@ -42,6 +43,8 @@ class node_state {
   [[nodiscard]] runtime::bootstrap& boot() { return *boot_; }
   [[nodiscard]] runtime::shared_memory_manager& smm() { return smm_; }
   [[nodiscard]] runtime::event_loop& loop() { return loop_; }
+  // The NIC's fetch-and-add counters (nicfw/fetch_add_service.hpp).
+  [[nodiscard]] runtime::fetch_add_client& counters() { return counters_; }
   [[nodiscard]] nicfw::engine& nic() { return *nic_; }
   [[nodiscard]] std::size_t messages_waiting() const { return inbox_.size(); }
   // What the node's read handles share with it (see detail::node_link).
@@ -98,6 +101,7 @@ class node_state {
   // they hold move out before the SMM runs pulses.
   runtime::plain_messages plain_;
   runtime::shared_memory_manager smm_;
+  runtime::fetch_add_client counters_;
   message pop_inbox();
   // Moves a message's bytes out of the NIC's queue into a copy, releasing its record.
   void copy_out(message::holder& h);
