@@ -98,6 +98,42 @@ TEST(ReadSlots, SecondReplyForAValueIsInvalidNamingIt) {
   EXPECT_EQ(slots.outstanding(), 1u);
 }
 
+TEST(ReadSlots, RejectedReplyChangesNothing) {
+  // Value 1 has arrived; a reply for values 0..2 repeats it and is rejected whole, so
+  // values 0 and 2 are still awaited and the read can still complete.
+  read_slots slots;
+  const read_slots::ticket t = slots.open(3);
+  const std::vector<std::uint64_t> one{20};
+  ASSERT_TRUE(slots.fill(t.slot, 1, one).ok());
+  const std::vector<std::uint64_t> three{91, 92, 93};
+  EXPECT_EQ(slots.fill(t.slot, 0, three).code(), absl::StatusCode::kInvalidArgument);
+  const std::vector<std::uint64_t> first{10};
+  const std::vector<std::uint64_t> last{30};
+  EXPECT_TRUE(slots.fill(t.slot, 0, first).ok());
+  EXPECT_TRUE(slots.fill(t.slot, 2, last).ok());
+  ASSERT_TRUE(slots.ready(t));
+  EXPECT_THAT(as_vector(slots.values(t)), ElementsAre(10u, 20u, 30u));
+  EXPECT_EQ(slots.outstanding(), 0u);
+}
+
+TEST(ReadSlots, EmptyReplyCountsNothing) {
+  read_slots slots;
+  const read_slots::ticket done = slots.open(1);
+  const std::vector<std::uint64_t> one{1};
+  ASSERT_TRUE(slots.fill(done.slot, 0, one).ok());
+  const read_slots::ticket waiting = slots.open(2);
+  ASSERT_EQ(slots.outstanding(), 1u);
+  // An empty reply for a slot that is complete (or that never needed values) completes no
+  // read a second time.
+  EXPECT_TRUE(slots.fill(done.slot, 0, {}).ok());
+  EXPECT_EQ(slots.outstanding(), 1u);
+  const read_slots::ticket none = slots.open(0);
+  EXPECT_TRUE(slots.ready(none));
+  EXPECT_TRUE(slots.fill(none.slot, 0, {}).ok());
+  EXPECT_EQ(slots.outstanding(), 1u);
+  EXPECT_FALSE(slots.ready(waiting));
+}
+
 TEST(ReadSlots, ReadOfNoValuesIsReadyAtOnce) {
   read_slots slots;
   const read_slots::ticket t = slots.open(0);
