@@ -402,6 +402,15 @@ TEST_F(LocalMemory, OperationOfTheWrongWidthIsInvalidNamingTheSource) {
   EXPECT_EQ(run(1, stream().read(mine_, 1, 0, 0, 4)).code(), absl::StatusCode::kInvalidArgument);
 }
 
+TEST_F(LocalMemory, OperationOutsideMemoryIsInvalidNamingTheSource) {
+  // Outside every page is a variable this node holds no copy of, sent by a broken peer.
+  const std::uint64_t outside = theirs_ + 2 * kPage;
+  const absl::Status s = run(2, stream().sched(outside, 1));
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_THAT(std::string(s.message()),
+              HasSubstr("node 2 sent an operation on address " + std::to_string(outside)));
+}
+
 TEST_F(LocalMemory, OperationsBeforeAMalformedOneHaveRun) {
   // Streams execute in order; the error stops the rest, but what ran stays (the node fails).
   const absl::Status s = run(2, stream()
