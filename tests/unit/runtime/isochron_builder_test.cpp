@@ -180,6 +180,15 @@ TEST_F(IsochronBuilder, ChangesGoToEveryCopyAndDeltaIsTheFarthest) {
   EXPECT_TRUE(b.stream(4).empty());
 }
 
+TEST_F(IsochronBuilder, DeltaIsTheLargestDistanceWhateverTheOrder) {
+  isochron_builder b(0, kNodes, pages_);
+  b.begin(0);
+  ASSERT_TRUE(b.add(op_code::read, 8, remote_, 1, {}, 0).ok());  // node 3, 6 away
+  ASSERT_TRUE(b.add(op_code::read, 8, near_, 1, {}, 1).ok());    // node 1, 2 away
+  EXPECT_THAT(b.remote_destinations(), ElementsAre(1u, 3u));
+  EXPECT_EQ(b.delta(), 6u);
+}
+
 TEST_F(IsochronBuilder, SchedCarriesNoValuesAndAssignCarriesThem) {
   isochron_builder b(0, kNodes, pages_);
   b.begin(0);
