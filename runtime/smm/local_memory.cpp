@@ -33,7 +33,13 @@ void local_memory::grow() {
 absl::StatusOr<local_memory::variable*> local_memory::locate(node_id source, std::uint64_t address,
                                                              std::uint8_t width) {
   const page_info* page = pages_.lookup(address);
-  if (page == nullptr) return pages_.find(address).status();  // builds the message
+  if (page == nullptr) {
+    // Input from another process, like any bad address: InvalidArgument naming the sender.
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "node %u sent an operation on address %u, outside isotach memory "
+        "(%u variables allocated)",
+        source, address, pages_.pages().size() * std::uint64_t{pages_.page_variables()}));
+  }
   const page_info& info = *page;
   if (!info.local()) {
     return absl::InvalidArgumentError(

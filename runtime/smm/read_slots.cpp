@@ -38,11 +38,17 @@ absl::Status read_slots::fill(std::uint32_t slot, std::uint32_t first,
                         first, first + values.size()));
   }
   slot_state& s = slots_[slot];
+  // Checked before anything is stored: a rejected reply leaves the slot as it was.
   for (std::size_t i = 0; i < values.size(); ++i) {
     if (s.filled[first + i]) {
       return absl::InvalidArgumentError(
           absl::StrFormat("second reply for value %u of read slot %u", first + i, slot));
     }
+  }
+  // An empty reply completes nothing: the slot was counted done when its last value came
+  // (or never counted, for a read of no values).
+  if (values.empty()) return absl::OkStatus();
+  for (std::size_t i = 0; i < values.size(); ++i) {
     s.filled[first + i] = true;
     s.values[first + i] = values[i];
   }
