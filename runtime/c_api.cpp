@@ -187,10 +187,10 @@ class classic_api {
           ISO_MEM64_SIZE, 8, placement_for(map, ISO_MEM64_BASE, ISO_MEM64_SIZE, page_variables));
     } catch (...) {
       node_.reset();
-      joined->segment->mark_failed(joined->rank);  // the peers stop waiting for this node
+      joined->fabric->mark_failed(joined->rank);  // the peers stop waiting for this node
       throw;
     }
-    segment_ = std::move(joined->segment);
+    fabric_ = std::move(joined->fabric);
     rank_ = joined->rank;
     phase_ = phase::running;
     if (!exit_hook_) {
@@ -233,9 +233,9 @@ class classic_api {
     require_running();
     node_->poll();
     // A node that only polls waits on nobody, so it would not learn that the job failed:
-    // the segment says so (never blocks).
-    if (segment_ != nullptr) {
-      if (absl::Status job = segment_->job_status(); !job.ok()) detail::throw_status(job);
+    // the fabric says so (never blocks).
+    if (fabric_ != nullptr) {
+      if (absl::Status job = fabric_->job_status(); !job.ok()) detail::throw_status(job);
     }
   }
 
@@ -488,7 +488,7 @@ class classic_api {
       if (fn == nullptr) {
         // Regehr report, B.5: the job ends with a message. Not an exception: that would
         // stop the node only through the return code of some later call, which a classic
-        // program does not look at. The peers learn from the segment; nothing of this
+        // program does not look at. The peers learn from the fabric; nothing of this
         // node's state may be torn down from inside its own pulse, hence _Exit.
         std::fprintf(stderr,
                      "iso: a message from node %u for handler %u, which is not set on node %u "
@@ -496,7 +496,7 @@ class classic_api {
                      source, id, rank_);
         std::fflush(stdout);
         std::fflush(stderr);
-        if (segment_ != nullptr) segment_->mark_failed(rank_);
+        if (fabric_ != nullptr) fabric_->mark_failed(rank_);
         std::_Exit(EXIT_FAILURE);
       }
       // Marks the handler's extent, so that the iso_* calls it may not make are refused
@@ -520,9 +520,9 @@ class classic_api {
     reads_.clear();
     free_reads_.clear();
     open_.reset();
-    if (failed) segment_->mark_failed(rank_);
+    if (failed) fabric_->mark_failed(rank_);
     node_.reset();
-    segment_.reset();
+    fabric_.reset();
     phase_ = phase::left;
   }
 
@@ -536,7 +536,7 @@ class classic_api {
   }
 
   phase phase_ = phase::before;
-  std::shared_ptr<comm::shm_segment> segment_;
+  std::shared_ptr<runtime::fabric> fabric_;
   std::uint32_t rank_ = 0;
   std::unique_ptr<iso::node> node_;
   std::optional<iso::isochron> open_;

@@ -91,10 +91,10 @@ class ironman_api {
       joined->self->barrier();  // start: nobody sends before everyone can receive
       memory_ = joined->self->allocate<std::int32_t>(ISO_SMM_WORDS, iso::placement::everywhere());
     } catch (...) {
-      joined->segment->mark_failed(joined->rank);  // the peers stop waiting for this node
+      joined->fabric->mark_failed(joined->rank);  // the peers stop waiting for this node
       throw;
     }
-    segment_ = std::move(joined->segment);
+    fabric_ = std::move(joined->fabric);
     node_ = std::move(joined->self);
     state_ = state::open;
     if (!exit_hook_) {
@@ -433,7 +433,7 @@ class ironman_api {
     reads_.clear();
     free_reads_.clear();
     node_.reset();
-    segment_.reset();
+    fabric_.reset();
     state_ = state::closed;
   }
 
@@ -442,9 +442,9 @@ class ironman_api {
     if (state_ != state::open) return;
     try {
       const std::uint32_t rank = node_->id();
-      std::shared_ptr<comm::shm_segment> segment = segment_;
+      std::shared_ptr<runtime::fabric> fabric = fabric_;
       close();
-      segment->mark_failed(rank);
+      fabric->mark_failed(rank);
     } catch (...) {  // nothing may escape at exit
     }
   }
@@ -453,7 +453,7 @@ class ironman_api {
   bool exit_hook_ = false;
   bool closing_ = false;
   bool noniso_barrier_started_ = false;
-  std::shared_ptr<comm::shm_segment> segment_;
+  std::shared_ptr<runtime::fabric> fabric_;
   std::unique_ptr<iso::node> node_;
   std::optional<iso::isochron> iso_;
   shared_array<std::int32_t> memory_;

@@ -14,11 +14,11 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "comm/shm_segment.hpp"
 #include "iso/node.hpp"
 #include "iso/options.hpp"
 #include "nicfw/topology.hpp"
 #include "runtime/bootstrap/launch_environment.hpp"
+#include "runtime/fabric/fabric.hpp"
 
 namespace iso::runtime {
 
@@ -33,11 +33,10 @@ struct job_plan {
 // topology loader's error) names the bad variable or file.
 absl::StatusOr<job_plan> plan_job(const options& requested);
 
-// Builds node `rank` of the job on `segment`: its bootstrap, its NIC and its state. The node
-// has not passed the start barrier yet. Also makes `rank` the node shown in this thread's
-// log lines. Throws iso::error.
-std::unique_ptr<node> make_node(const std::shared_ptr<comm::shm_segment>& segment,
-                                std::uint32_t rank, const job_plan& plan);
+// Builds node `rank` of the job from `fabric`: its bootstrap, its NIC and its state. The
+// node has not passed the start barrier yet. Also makes `rank` the node shown in this
+// thread's log lines. Throws iso::error.
+std::unique_ptr<node> make_node(fabric& fabric, std::uint32_t rank, const job_plan& plan);
 
 // A node's end of the job, after its work: waits until everything it issued has executed
 // here, meets every other node at the end barrier (serving them until all are done), then
@@ -47,7 +46,7 @@ void leave_job(node& self);
 
 // This process's one node of the job, before the start barrier.
 struct process_node {
-  std::shared_ptr<comm::shm_segment> segment;  // outlives `self`; mark_failed() on an error
+  std::shared_ptr<runtime::fabric> fabric;  // outlives `self`; mark_failed() on an error
   std::uint32_t rank = 0;
   std::unique_ptr<node> self;
 };

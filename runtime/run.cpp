@@ -13,8 +13,9 @@
 #include "nicfw/engine.hpp"
 #include "nicfw/topology.hpp"
 #include "runtime/bootstrap/launch_environment.hpp"
-#include "runtime/bootstrap/segment_bootstrap.hpp"
 #include "runtime/config.hpp"
+#include "runtime/fabric/inproc_fabric.hpp"
+#include "runtime/fabric/shm_fabric.hpp"
 #include "runtime/job.hpp"
 #include "runtime/node_state.hpp"
 
@@ -51,19 +52,19 @@ absl::StatusOr<std::shared_ptr<const nicfw::topology>> load_topology(const optio
 }
 
 // Runs one node's body between the start and end barriers; returns whether it succeeded.
-bool run_node(const std::shared_ptr<comm::shm_segment>& segment, std::uint32_t rank,
-              const runtime::job_plan& plan, const std::function<void(node&)>& body) {
+bool run_node(runtime::fabric& fabric, std::uint32_t rank, const runtime::job_plan& plan,
+              const std::function<void(node&)>& body) {
   try {
-    std::unique_ptr<node> self = runtime::make_node(segment, rank, plan);
+    std::unique_ptr<node> self = runtime::make_node(fabric, rank, plan);
     self->barrier();  // start: nobody sends before everyone can receive
-    ISO_LOG(runtime, debug, "node %u of %u started", rank, segment->nodes());
+    ISO_LOG(runtime, debug, "node %u of %u started", rank, fabric.nodes());
     body(*self);
     runtime::leave_job(*self);
     ISO_LOG(runtime, debug, "node %u finished", rank);
     return true;
   } catch (const std::exception& e) {
     ISO_LOG(runtime, error, "node %u failed: %s", rank, e.what());
-    segment->mark_failed(rank);  // the node (and its bootstrap) is gone by now
+    fabric.mark_failed(rank);  // the node (and its bootstrap) is gone by now
     return false;
   }
 }
@@ -73,7 +74,7 @@ bool run_node(const std::shared_ptr<comm::shm_segment>& segment, std::uint32_t r
 std::atomic<bool> g_joined_launched_job{false};
 
 // Joins this process's node of a job started by a launcher, once per process.
-absl::StatusOr<std::shared_ptr<comm::shm_segment>> join_launched_segment(
+absl::StatusOr<std::shared_ptr<runtime::fabric>> join_launched_fabric(
     const runtime::job_plan& plan) {
   const runtime::launch_environment& env = plan.env;
   if (g_joined_launched_job.exchange(true)) {
@@ -85,7 +86,23 @@ absl::StatusOr<std::shared_ptr<comm::shm_segment>> join_launched_segment(
   if (absl::Status s = runtime::claim_launch_descriptors(env); !s.ok()) return s;
   comm::shm_options options = segment_options(plan.opts);
   options.report_fd = env.report_fd.value_or(-1);
-  return comm::shm_segment::join(*env.shm_fd, *env.rank, env.size, env.secret, options);
+  absl::StatusOr<std::shared_ptr<comm::shm_segment>> segment =
+      comm::shm_segment::join(*env.shm_fd, *env.rank, env.size, env.secret, options);
+  if (!segment.ok()) return segment.status();
+  return std::make_shared<runtime::shm_fabric>(*std::move(segment), env.secret);
+}
+
+// A job whose every node this process hosts (inproc, or no launcher at all).
+absl::StatusOr<std::shared_ptr<runtime::fabric>> make_private_fabric(
+    const runtime::job_plan& plan) {
+  const options& opts = plan.opts;
+  absl::StatusOr<std::shared_ptr<runtime::inproc_fabric>> fabric =
+      runtime::inproc_fabric::create(plan.env.size, plan.env.secret,
+                                     {.ring_capacity = opts.ring_capacity,
+                                      .shuffle_poll_order = opts.shuffle,
+                                      .window_bytes = opts.direct_reads ? opts.window_bytes : 0});
+  if (!fabric.ok()) return fabric.status();
+  return std::shared_ptr<runtime::fabric>(*std::move(fabric));
 }
 
 int start_failure(const absl::Status& status) {
@@ -103,21 +120,20 @@ int run(int argc, char** argv, const options& requested, const std::function<voi
   const runtime::launch_environment& env = plan->env;
 
   if (env.transport == runtime::transport_kind::shm && env.shm_fd) {
-    auto segment = join_launched_segment(*plan);
-    if (!segment.ok()) return start_failure(segment.status());
-    return run_node(*segment, *env.rank, *plan, body) ? 0 : 1;
+    auto fabric = join_launched_fabric(*plan);
+    if (!fabric.ok()) return start_failure(fabric.status());
+    return run_node(**fabric, *env.rank, *plan, body) ? 0 : 1;
   }
 
   // inproc, or no launcher at all: this process hosts every node of the job.
-  auto segment =
-      comm::shm_segment::create_private(env.size, env.secret, segment_options(plan->opts));
-  if (!segment.ok()) return start_failure(segment.status());
-  if (env.size == 1) return run_node(*segment, 0, *plan, body) ? 0 : 1;
+  auto fabric = make_private_fabric(*plan);
+  if (!fabric.ok()) return start_failure(fabric.status());
+  if (env.size == 1) return run_node(**fabric, 0, *plan, body) ? 0 : 1;
   std::atomic<bool> all_ok{true};
   std::vector<std::thread> threads;
   for (std::uint32_t rank = 0; rank < env.size; ++rank) {
     threads.emplace_back([&, rank] {
-      if (!run_node(*segment, rank, *plan, body)) all_ok = false;
+      if (!run_node(**fabric, rank, *plan, body)) all_ok = false;
     });
   }
   for (std::thread& t : threads) t.join();
@@ -140,30 +156,29 @@ absl::StatusOr<job_plan> plan_job(const options& requested) {
   return job_plan{.opts = *std::move(opts), .env = *std::move(env), .topo = *std::move(topo)};
 }
 
-std::unique_ptr<node> make_node(const std::shared_ptr<comm::shm_segment>& segment,
-                                std::uint32_t rank, const job_plan& plan) {
+std::unique_ptr<node> make_node(fabric& fabric, std::uint32_t rank, const job_plan& plan) {
   base::set_log_node(static_cast<int>(rank));
+  absl::StatusOr<std::unique_ptr<comm::transport>> port = fabric.open_transport(rank);
+  if (!port.ok()) detail::throw_status(port.status());
+  std::unique_ptr<comm::transport> transport = *std::move(port);
   // A peer stopped for half the barrier time-out fails the job before a barrier that waits
   // for it would, so the error names the stopped node and why.
-  auto boot = std::make_unique<segment_bootstrap>(segment, rank, plan.env.secret,
-                                                  absl::FromChrono(plan.opts.barrier_timeout) / 2);
+  std::unique_ptr<bootstrap> boot =
+      fabric.open_bootstrap(rank, absl::FromChrono(plan.opts.barrier_timeout) / 2);
   const nicfw::engine_options nic_options{.where = nic_placement_of(plan.opts),
-                                          .local_nodes = segment->nodes(),
+                                          .local_nodes = fabric.local_nodes(),
                                           .local_index = rank,
                                           .spin = absl::FromChrono(plan.opts.nic_spin),
                                           .credit_window = plan.opts.credit_window,
                                           .paranoid = plan.opts.paranoid};
-  std::unique_ptr<comm::transport> transport = comm::make_shm_transport(segment, rank);
   if (!plan.opts.test_fault.empty()) {
     // Validated by plan_job; the fault is this node's alone (the plan names a destination).
     transport =
         comm::with_faults(std::move(transport), *comm::parse_fault_plan(plan.opts.test_fault));
   }
   auto nic = std::make_unique<nicfw::engine>(rank, plan.topo, std::move(transport), nic_options);
-  std::vector<std::span<std::byte>> windows;
-  for (std::uint32_t n = 0; n < segment->nodes(); ++n) windows.push_back(segment->window(n));
   return detail::node_state::make_node(std::make_unique<detail::node_state>(
-      std::move(boot), std::move(nic), plan.opts, std::move(windows)));
+      std::move(boot), std::move(nic), plan.opts, fabric.windows()));
 }
 
 void leave_job(node& self) {
@@ -176,14 +191,14 @@ absl::StatusOr<process_node> join_process_node(const job_plan& plan) {
   const launch_environment& env = plan.env;
   process_node joined;
   if (env.transport == transport_kind::shm && env.shm_fd) {
-    auto segment = join_launched_segment(plan);
-    if (!segment.ok()) return segment.status();
-    joined.segment = *std::move(segment);
+    auto fabric = join_launched_fabric(plan);
+    if (!fabric.ok()) return fabric.status();
+    joined.fabric = *std::move(fabric);
     joined.rank = *env.rank;
   } else if (env.size == 1) {
-    auto segment = comm::shm_segment::create_private(1, env.secret, segment_options(plan.opts));
-    if (!segment.ok()) return segment.status();
-    joined.segment = *std::move(segment);
+    auto fabric = make_private_fabric(plan);
+    if (!fabric.ok()) return fabric.status();
+    joined.fabric = *std::move(fabric);
   } else {
     return absl::FailedPreconditionError(absl::StrFormat(
         "the job is an inproc job of %u nodes, all hosted by this process; joining one node "
@@ -191,9 +206,9 @@ absl::StatusOr<process_node> join_process_node(const job_plan& plan) {
         env.size));
   }
   try {
-    joined.self = make_node(joined.segment, joined.rank, plan);
+    joined.self = make_node(*joined.fabric, joined.rank, plan);
   } catch (const std::exception& e) {
-    joined.segment->mark_failed(joined.rank);
+    joined.fabric->mark_failed(joined.rank);
     return absl::InternalError(
         absl::StrFormat("node %u could not start: %s", joined.rank, e.what()));
   }
