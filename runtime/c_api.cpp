@@ -267,7 +267,22 @@ class classic_api {
   void read(std::uint64_t address, Var* var) {
     require_isochron();
     if (var == nullptr) fail(error_code::invalid_argument, "the read handle is NULL");
-    iso::detail::read_handle h = open_->read_raw(to_internal(address), var_traits<Var>::kWidth, 1);
+    bind(var, open_->read_raw(to_internal(address), var_traits<Var>::kWidth, 1));
+  }
+
+  // A read-modify-write: `old` gets the value before, as a read's handle.
+  template <typename Var>
+  void read_modify_write(iso::rmw_op op, std::uint64_t address,
+                         std::span<const std::uint64_t> operands, Var* old) {
+    require_isochron();
+    if (old == nullptr) fail(error_code::invalid_argument, "the handle for the old value is NULL");
+    bind(old,
+         open_->read_modify_write_raw(op, to_internal(address), var_traits<Var>::kWidth, operands));
+  }
+
+  // Makes `var` the handle of the new read `h`.
+  template <typename Var>
+  void bind(Var* var, iso::detail::read_handle h) {
     // Only now, when the new read exists: a failed read leaves the handle as it was.
     if (var->state_ == kPending) drop(var->slot_, var->generation_);
     std::uint32_t index = 0;
@@ -637,6 +652,45 @@ int iso_read32(shmem_addr_t address, iso_var32* var) {
 }
 int iso_read64(shmem_addr_t address, iso_var64* var) {
   return guarded("iso_read64", [&] { api().read(address, var); });
+}
+int iso_fetch_add32(shmem_addr_t address, long delta, iso_var32* old) {
+  const std::uint64_t operand = static_cast<std::uint32_t>(delta);
+  return guarded("iso_fetch_add32", [&] {
+    api().read_modify_write(iso::rmw_op::fetch_add, address, std::span(&operand, 1), old);
+  });
+}
+int iso_fetch_add64(shmem_addr_t address, long long delta, iso_var64* old) {
+  const std::uint64_t operand = static_cast<std::uint64_t>(delta);
+  return guarded("iso_fetch_add64", [&] {
+    api().read_modify_write(iso::rmw_op::fetch_add, address, std::span(&operand, 1), old);
+  });
+}
+int iso_swap32(shmem_addr_t address, long value, iso_var32* old) {
+  const std::uint64_t operand = static_cast<std::uint32_t>(value);
+  return guarded("iso_swap32", [&] {
+    api().read_modify_write(iso::rmw_op::exchange, address, std::span(&operand, 1), old);
+  });
+}
+int iso_swap64(shmem_addr_t address, long long value, iso_var64* old) {
+  const std::uint64_t operand = static_cast<std::uint64_t>(value);
+  return guarded("iso_swap64", [&] {
+    api().read_modify_write(iso::rmw_op::exchange, address, std::span(&operand, 1), old);
+  });
+}
+int iso_compare_swap32(shmem_addr_t address, long expected, long desired, iso_var32* old) {
+  const std::uint64_t operands[2] = {static_cast<std::uint32_t>(expected),
+                                     static_cast<std::uint32_t>(desired)};
+  return guarded("iso_compare_swap32", [&] {
+    api().read_modify_write(iso::rmw_op::compare_exchange, address, operands, old);
+  });
+}
+int iso_compare_swap64(shmem_addr_t address, long long expected, long long desired,
+                       iso_var64* old) {
+  const std::uint64_t operands[2] = {static_cast<std::uint64_t>(expected),
+                                     static_cast<std::uint64_t>(desired)};
+  return guarded("iso_compare_swap64", [&] {
+    api().read_modify_write(iso::rmw_op::compare_exchange, address, operands, old);
+  });
 }
 int iso_write32(shmem_addr_t address, long value) {
   return guarded("iso_write32",

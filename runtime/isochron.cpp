@@ -69,6 +69,21 @@ detail::read_handle isochron::read_raw(address a, std::size_t width, std::size_t
   return detail::read_handle(state.link(), {t.slot, t.generation, state.isochron_serial()});
 }
 
+detail::read_handle isochron::read_modify_write_raw(rmw_op op, address a, std::size_t width,
+                                                    std::span<const std::uint64_t> operands) {
+  const auto code = static_cast<runtime::op_code>(op);
+  if (!runtime::is_rmw(code) || operands.size() != runtime::rmw_operands(code)) {
+    throw iso::error(error_code::invalid_argument,
+                     absl::StrFormat("read-modify-write %u with %u operands", static_cast<int>(op),
+                                     operands.size()));
+  }
+  detail::node_state& state = detail::node_state::of(node_);
+  runtime::read_slots::ticket t;
+  detail::throw_if_error(
+      state.smm().read_modify_write(code, static_cast<std::uint8_t>(width), a, operands, t));
+  return detail::read_handle(state.link(), {t.slot, t.generation, state.isochron_serial()});
+}
+
 void isochron::write_raw(address a, std::size_t width, std::span<const std::uint64_t> values) {
   (void)checked_count(values.size(), "write");
   detail::throw_if_error(smm_of(node_).write(static_cast<std::uint8_t>(width), a, values));

@@ -197,6 +197,20 @@ int iso_end(void);
 int iso_read32(shmem_addr_t address, iso_var32* var);
 int iso_read64(shmem_addr_t address, iso_var64* var);
 
+/* iso_fetch_add32/64, iso_swap32/64, iso_compare_swap32/64: atomic read-modify-writes. Each
+ * executes at every copy of the variable at the isochron's logical time, in the one global
+ * order, so every copy computes the same value with no round trip and no lock; `old` (a read
+ * handle, as for iso_read32) gets the value just before. fetch_add adds `delta` (wrapping at the
+ * variable's width); swap stores `value`; compare_swap stores `desired` if the variable holds
+ * `expected`, and succeeded exactly when `old` then equals `expected`. On an unsubstantiated
+ * variable one waits like a read and applies to the assigned value. */
+int iso_fetch_add32(shmem_addr_t address, long delta, iso_var32* old);
+int iso_fetch_add64(shmem_addr_t address, long long delta, iso_var64* old);
+int iso_swap32(shmem_addr_t address, long value, iso_var32* old);
+int iso_swap64(shmem_addr_t address, long long value, iso_var64* old);
+int iso_compare_swap32(shmem_addr_t address, long expected, long desired, iso_var32* old);
+int iso_compare_swap64(shmem_addr_t address, long long expected, long long desired, iso_var64* old);
+
 /* iso_write32, iso_write64: sets the variable to `value` (a sched and an assign in one). The
  * value is stored in the variable's width: a 32-bit variable keeps the low 32 bits, so -1
  * and 0xffffffff are the same value (read_iso_var32 returns it as -1). */

@@ -11,6 +11,7 @@
 //     iso.send(3, other_bytes);                  // into node 3's isotach receive queue
 //   }                                            // issued when the scope ends (or end())
 //   { iso::isochron iso(node); iso.assign(lock, a.get() + 1); }  // substantiate it
+//   { iso::isochron iso(node); ticket = iso.fetch_add(next_job, 1); }  // one isochron
 //
 // Rules: one open isochron per node; an assign needs an outstanding sched by the same node
 // on that variable; a node has at most one outstanding sched per variable. Breaking one
@@ -39,6 +40,12 @@ namespace iso {
 
 // Identifies a message handler; register the same ids on every node (node::set_handler).
 using handler_id = std::uint32_t;
+
+// The atomic read-modify-writes an isochron can hold (isochron::read_modify_write_raw).
+enum class rmw_op : std::uint8_t { fetch_add = 9, exchange = 10, compare_exchange = 11 };
+
+template <typename T>
+concept shared_integer = shared_scalar<T> && std::is_integral_v<T>;
 
 namespace detail {
 // Throws out_of_range unless [first, first + count) lies within an array of `size`.
@@ -105,6 +112,37 @@ class isochron {
   void assign(shared_var<T> v, std::type_identity_t<T> x) {
     assign_raw(v.where(), sizeof(T), detail::to_bits(x));
   }
+  // Atomic read-modify-writes. Each executes at every copy of `v` at this isochron's
+  // logical time, in the one global order with everything else, so every copy computes the
+  // same value with no round trip and no lock; the handle gets the value `v` held just
+  // before (answered by the nearest copy, like a read). Any number may share an isochron
+  // with other operations, atomically. On a variable awaiting its assign (after a sched)
+  // one waits like a read, then applies to the assigned value.
+  //
+  // Adds `delta`; integers wrap (two's complement).
+  template <shared_integer T>
+  value<T> fetch_add(shared_var<T> v, std::type_identity_t<T> delta) {
+    const std::uint64_t operand = detail::to_bits(delta);
+    return value<T>(
+        read_modify_write_raw(rmw_op::fetch_add, v.where(), sizeof(T), std::span(&operand, 1)));
+  }
+  // Stores `x`.
+  template <shared_scalar T>
+  value<T> exchange(shared_var<T> v, std::type_identity_t<T> x) {
+    const std::uint64_t operand = detail::to_bits(x);
+    return value<T>(
+        read_modify_write_raw(rmw_op::exchange, v.where(), sizeof(T), std::span(&operand, 1)));
+  }
+  // Stores `desired` if `v` holds `expected` (compared bit for bit). It succeeded exactly
+  // when the value returned equals `expected`.
+  template <shared_scalar T>
+  value<T> compare_exchange(shared_var<T> v, std::type_identity_t<T> expected,
+                            std::type_identity_t<T> desired) {
+    const std::uint64_t operands[2] = {detail::to_bits(expected), detail::to_bits(desired)};
+    return value<T>(
+        read_modify_write_raw(rmw_op::compare_exchange, v.where(), sizeof(T), operands));
+  }
+
   // An isochronous message: `payload` reaches handler `handler` on node `to` at this
   // isochron's logical time, ordered with everything else. Up to node::max_message_size()
   // bytes (out_of_range above; resource_exhausted when the isochron would grow too large).
@@ -121,6 +159,9 @@ class isochron {
   void write_raw(address a, std::size_t width, std::span<const std::uint64_t> values);
   void sched_raw(address a, std::size_t width);
   void assign_raw(address a, std::size_t width, std::uint64_t bits);
+  // `operands`: one 64-bit word (two for compare_exchange: expected, desired).
+  detail::read_handle read_modify_write_raw(rmw_op op, address a, std::size_t width,
+                                            std::span<const std::uint64_t> operands);
 
  private:
   node& node_;

@@ -7,7 +7,16 @@
 
 namespace iso {
 
-enum class trace_op : std::uint8_t { read = 1, write = 2, sched = 3, assign = 4, message = 5 };
+enum class trace_op : std::uint8_t {
+  read = 1,
+  write = 2,
+  sched = 3,
+  assign = 4,
+  message = 5,
+  fetch_add = 9,  // the atomic read-modify-writes: `value` read, `stored` stored
+  exchange = 10,
+  compare_exchange = 11,
+};
 
 struct trace_event {
   // Place in the global order: (pulse, after_pulse, pid, rank, !direct, op_index).
@@ -20,7 +29,8 @@ struct trace_event {
   std::uint32_t op_index = 0;  // position of the operation in the isochron's stream here
   trace_op op = trace_op::read;
   std::uint64_t address = 0;  // for message: the handler id
-  std::uint64_t value = 0;    // read: the value returned; write/assign: the value stored
+  std::uint64_t value = 0;    // read: the value returned; write/assign: the value stored;
+                              // read-modify-write: the value it read
   std::uint32_t node = 0;     // where it executed
   // A same-host read (options::direct_reads) is served from another node's copy without
   // the NIC, and sits where that copy stood: after every operation of `pulse`, right
@@ -30,6 +40,7 @@ struct trace_event {
   bool direct = false;
   std::uint32_t issuer = 0;
   std::uint64_t issue_rank = 0;
+  std::uint64_t stored = 0;  // read-modify-write: the value it stored
 };
 
 }  // namespace iso

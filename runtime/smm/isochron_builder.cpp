@@ -12,6 +12,12 @@ const char* name_of(op_code code) {
   switch (code) {
     case op_code::read:
       return "read";
+    case op_code::fetch_add:
+      return "fetch_add";
+    case op_code::exchange:
+      return "exchange";
+    case op_code::compare_exchange:
+      return "compare_exchange";
     case op_code::write:
       return "write";
     case op_code::sched:
@@ -111,9 +117,15 @@ absl::Status isochron_builder::add(op_code code, std::uint8_t width, std::uint64
   ++projection_;
   projected_bytes_ = 0;
   projected_parts_ = 0;
-  const std::size_t record_bytes =
-      sizeof(op_header) + (code == op_code::read ? sizeof(read_body) : 0);
-  const bool carries_values = code == op_code::write || code == op_code::assign;
+  const bool rmw = is_rmw(code);
+  const std::size_t record_bytes = sizeof(op_header) + (code == op_code::read ? sizeof(read_body)
+                                                        : rmw                 ? sizeof(rmw_body)
+                                                                              : 0);
+  // Operands per variable.
+  const std::uint32_t per_variable = rmw ? rmw_operands(code)
+                                     : code == op_code::write || code == op_code::assign ? 1
+                                                                                         : 0;
+  const bool carries_values = per_variable != 0;
   for (std::uint64_t done = 0; done < count;) {
     const std::uint64_t a = address + done;
     const page_info* page = pages_.lookup(a);
@@ -124,7 +136,7 @@ absl::Status isochron_builder::add(op_code code, std::uint8_t width, std::uint64
     }
     const std::uint64_t page_end = (pages_.page_of(a) + 1) * pages_.page_variables();
     const std::uint64_t n = std::min<std::uint64_t>(count - done, page_end - a);
-    const std::size_t bytes = record_bytes + (carries_values ? n * sizeof(std::uint64_t) : 0);
+    const std::size_t bytes = record_bytes + n * per_variable * sizeof(std::uint64_t);
     if (code == op_code::read) {
       project(page->read_target, bytes);
     } else {
@@ -155,8 +167,13 @@ absl::Status isochron_builder::add(op_code code, std::uint8_t width, std::uint64
         const read_body body{slot, done};
         s.append(&body, sizeof(body));
       }
-      if (code == op_code::write || code == op_code::assign) {
-        s.append(values.data() + done, std::size_t{n} * sizeof(std::uint64_t));
+      if (rmw) {
+        const rmw_body body{target == page.read_target ? slot : rmw_body::kNoAnswer, done};
+        s.append(&body, sizeof(body));
+      }
+      if (carries_values) {
+        s.append(values.data() + std::size_t{done} * per_variable,
+                 std::size_t{n} * per_variable * sizeof(std::uint64_t));
       }
     };
     if (code == op_code::read) {

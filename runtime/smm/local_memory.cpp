@@ -121,6 +121,11 @@ absl::Status local_memory::execute(node_id source, const exec_position& at,
         flush(op.count);
         break;
       }
+      case op_code::fetch_add:
+      case op_code::exchange:
+      case op_code::compare_exchange:
+        if (absl::Status s = execute_rmw(source, at, op, vars, in, sink); !s.ok()) return s;
+        break;
       case op_code::write:
       case op_code::assign: {
         for (std::uint32_t i = 0; i < op.count; ++i) {
@@ -135,19 +140,32 @@ absl::Status local_memory::execute(node_id source, const exec_position& at,
             continue;
           }
           const std::uint32_t version = source + 1;
-          if (v.sched_by == version) {
-            store_value(v, value);
-            store_sched(v, 0);
-          }
           if (tracing) sink.executed(at, op_index, op.code, op.address + i, value);
+          // What waited for this value, in the order it executed: reads see it, and each
+          // read-modify-write changes it for those after it.
+          std::uint64_t current = value;
           auto [begin, end] = pending_.equal_range({op.address + i, version});
           for (auto it = begin; it != end; ++it) {
-            const std::uint64_t one = value;
+            const std::uint64_t old = current;
             const pending_read& r = it->second;
-            if (tracing) sink.executed(r.at, r.op_index, op_code::read, op.address + i, value);
-            sink.read_result(r.reader, r.slot, r.index, std::span(&one, 1));
+            if (r.code == op_code::read) {
+              if (tracing) sink.executed(r.at, r.op_index, op_code::read, op.address + i, old);
+            } else {
+              current = rmw_apply(r.code, r.width, old, r.a, r.b);
+              if (tracing) {
+                sink.executed_rmw(r.at, r.op_index, r.code, op.address + i, old, current);
+              }
+            }
+            if (r.slot != rmw_body::kNoAnswer) {
+              sink.read_result(r.reader, r.slot, r.index, std::span(&old, 1));
+            }
           }
           pending_.erase(begin, end);
+          // Unless a later write or sched took the variable over meanwhile.
+          if (v.sched_by == version) {
+            store_value(v, current);
+            store_sched(v, 0);
+          }
         }
         break;
       }
@@ -160,6 +178,35 @@ absl::Status local_memory::execute(node_id source, const exec_position& at,
       default:
         return malformed(source, "unknown operation code");
     }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status local_memory::execute_rmw(node_id source, const exec_position& at, const op_header& op,
+                                       variable* vars, op_reader& in, execution_sink& sink) {
+  rmw_body body;
+  if (!in.get(body)) return malformed(source, "truncated read-modify-write");
+  for (std::uint32_t i = 0; i < op.count; ++i) {
+    std::uint64_t a = 0;
+    std::uint64_t b = 0;
+    if (!in.get(a) || (op.code == op_code::compare_exchange && !in.get(b))) {
+      return malformed(source, "truncated read-modify-write operands");
+    }
+    const std::uint32_t index = body.first + i;
+    variable& v = vars[i];
+    if (v.sched_by != 0) {
+      // Like a read: it waits for the assign, and then applies to the assigned value.
+      pending_.emplace(
+          std::make_pair(op.address + i, v.sched_by),
+          pending_read{source, body.slot, index, at, op.index, op.code, op.width, a, b});
+      continue;
+    }
+    const std::uint64_t old = v.value;
+    const std::uint64_t stored = rmw_apply(op.code, op.width, old, a, b);
+    store_value(v, stored);
+    if (sink.tracing()) sink.executed_rmw(at, op.index, op.code, op.address + i, old, stored);
+    if (body.slot != rmw_body::kNoAnswer)
+      sink.read_result(source, body.slot, index, std::span(&old, 1));
   }
   return absl::OkStatus();
 }

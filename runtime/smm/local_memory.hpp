@@ -46,6 +46,13 @@ class execution_sink {
   // One executed operation on one variable, for the history (only when tracing).
   virtual void executed(const exec_position& at, std::uint32_t op_index, op_code code,
                         std::uint64_t address, std::uint64_t value) = 0;
+  // A read-modify-write on one variable: it read `old` and stored `stored` (only when
+  // tracing).
+  virtual void executed_rmw(const exec_position& at, std::uint32_t op_index, op_code code,
+                            std::uint64_t address, std::uint64_t old, std::uint64_t stored) {
+    (void)stored;
+    executed(at, op_index, code, address, old);
+  }
   [[nodiscard]] virtual bool tracing() const = 0;
 };
 
@@ -73,13 +80,22 @@ class local_memory {
 
  private:
   using variable = shared_variable;
+  // A read, or a read-modify-write, of a variable that waits for its assign.
   struct pending_read {
     node_id reader;
-    std::uint32_t slot;
+    std::uint32_t slot;  // rmw_body::kNoAnswer: a copy that does not answer
     std::uint32_t index;
     exec_position at;  // where the read sits in the order (it returns the sched's value)
     std::uint32_t op_index;
+    op_code code = op_code::read;
+    std::uint8_t width = 8;
+    std::uint64_t a = 0;  // a read-modify-write's operands
+    std::uint64_t b = 0;
   };
+  // Executes the read-modify-writes of one record on `vars`.
+  [[nodiscard]] absl::Status execute_rmw(node_id source, const exec_position& at,
+                                         const op_header& op, variable* vars, op_reader& in,
+                                         execution_sink& sink);
 
   [[nodiscard]] absl::StatusOr<variable*> locate(node_id source, std::uint64_t address,
                                                  std::uint8_t width);
@@ -88,8 +104,8 @@ class local_memory {
   copy_window& window_;
   std::vector<variable*> copies_;                 // by local page index
   std::deque<std::vector<variable>> heap_pages_;  // those that did not fit the window
-  // (address, version) -> reads waiting for that version's assign; ordered so that
-  // waiting reads complete in the order they executed.
+  // (address, version) -> reads and read-modify-writes waiting for that version's assign;
+  // ordered so that they complete in the order they executed.
   std::multimap<std::pair<std::uint64_t, std::uint32_t>, pending_read> pending_;
   std::vector<std::uint64_t> scratch_;
 };

@@ -12,6 +12,11 @@
 //   queued  a message for the isotach receive queue: count = payload bytes; body as message
 //   signal  address = channel
 //   barrier address = channel, width = barrier mode; body: u64 instance
+//   fetch_add, exchange, compare_exchange: atomic read-modify-writes of count variables,
+//           sent to every copy like a write; body: rmw_body, then per variable one u64
+//           operand (the delta, the new value), or two for compare_exchange (expected,
+//           desired). Every copy applies them in the same order, so every copy computes the
+//           same values; the copy named by the body's slot answers the old values.
 #pragma once
 
 #include <cstdint>
@@ -32,7 +37,34 @@ enum class op_code : std::uint8_t {
   queued = 6,
   signal = 7,
   barrier = 8,
+  fetch_add = 9,
+  exchange = 10,
+  compare_exchange = 11,
 };
+
+[[nodiscard]] constexpr bool is_rmw(op_code code) {
+  return code == op_code::fetch_add || code == op_code::exchange ||
+         code == op_code::compare_exchange;
+}
+// Operands per variable of a read-modify-write.
+[[nodiscard]] constexpr std::uint32_t rmw_operands(op_code code) {
+  return code == op_code::compare_exchange ? 2 : 1;
+}
+// The value a read-modify-write stores, given the old one (truncated to `width` bytes).
+[[nodiscard]] constexpr std::uint64_t rmw_apply(op_code code, std::uint8_t width, std::uint64_t old,
+                                                std::uint64_t a, std::uint64_t b) {
+  const std::uint64_t mask = width == 4 ? 0xffffffffu : ~std::uint64_t{0};
+  switch (code) {
+    case op_code::fetch_add:
+      return (old + a) & mask;
+    case op_code::exchange:
+      return a & mask;
+    case op_code::compare_exchange:
+      return old == (a & mask) ? (b & mask) : old;
+    default:
+      return old;
+  }
+}
 
 struct op_header {
   op_code code;
@@ -46,6 +78,13 @@ struct op_header {
 static_assert(sizeof(op_header) == 16);
 
 struct read_body {
+  std::uint32_t slot;
+  std::uint32_t first;
+};
+
+// A read-modify-write's body: where the answering copy sends the old values.
+struct rmw_body {
+  static constexpr std::uint32_t kNoAnswer = 0xffffffffu;  // the other copies
   std::uint32_t slot;
   std::uint32_t first;
 };

@@ -138,6 +138,24 @@ absl::Status shared_memory_manager::read(std::uint8_t width, std::uint64_t addre
   return absl::OkStatus();
 }
 
+absl::Status shared_memory_manager::read_modify_write(op_code code, std::uint8_t width,
+                                                      std::uint64_t address,
+                                                      std::span<const std::uint64_t> operands,
+                                                      read_slots::ticket& ticket) {
+  ISO_DCHECK(is_rmw(code) && operands.size() == rmw_operands(code)) << "bad read-modify-write";
+  if (absl::Status s = open_for("read-modify-write"); !s.ok()) return s;
+  const read_slots::ticket t = slots_.open(1);
+  if (absl::Status s = builder_.add(code, width, address, 1, operands, t.slot); !s.ok()) {
+    slots_.close(t);
+    // The slot never gets its value; count it as answered so that drain() does not wait.
+    const std::uint64_t none = 0;
+    (void)slots_.fill(t.slot, 0, std::span(&none, 1));
+    return s;
+  }
+  ticket = t;
+  return absl::OkStatus();
+}
+
 absl::Status shared_memory_manager::write(std::uint8_t width, std::uint64_t address,
                                           std::span<const std::uint64_t> values) {
   if (absl::Status s = open_for("write"); !s.ok()) return s;
@@ -420,6 +438,13 @@ absl::Status shared_memory_manager::run_handler(node_id source, std::uint32_t ha
   }
   loop_.forbid_progress(false);
   return result;
+}
+
+void shared_memory_manager::executed_rmw(const exec_position& at, std::uint32_t op_index,
+                                         op_code code, std::uint64_t address, std::uint64_t old,
+                                         std::uint64_t stored) {
+  executed(at, op_index, code, address, old);
+  trace_.back().stored = stored;
 }
 
 void shared_memory_manager::executed(const exec_position& at, std::uint32_t op_index, op_code code,

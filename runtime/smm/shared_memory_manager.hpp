@@ -78,6 +78,13 @@ class shared_memory_manager final : public execution_sink, public delivery_unit 
   [[nodiscard]] absl::Status sched(std::uint8_t width, std::uint64_t address);
   // FailedPrecondition when this node has no outstanding sched on the address.
   [[nodiscard]] absl::Status assign(std::uint8_t width, std::uint64_t address, std::uint64_t value);
+  // An atomic read-modify-write (fetch_add, exchange, compare_exchange) of one variable,
+  // at every copy at the isochron's logical time; the nearest copy answers the old value
+  // in `ticket`'s slot. `operands`: rmw_operands(code) values.
+  [[nodiscard]] absl::Status read_modify_write(op_code code, std::uint8_t width,
+                                               std::uint64_t address,
+                                               std::span<const std::uint64_t> operands,
+                                               read_slots::ticket& ticket);
   // NotFound when no handler is registered under `handler` (handlers are registered alike
   // on every node).
   [[nodiscard]] absl::Status message(node_id to, std::uint32_t handler,
@@ -144,6 +151,8 @@ class shared_memory_manager final : public execution_sink, public delivery_unit 
                                          std::span<const std::byte> payload) override;
   void executed(const exec_position& at, std::uint32_t op_index, op_code code,
                 std::uint64_t address, std::uint64_t value) override;
+  void executed_rmw(const exec_position& at, std::uint32_t op_index, op_code code,
+                    std::uint64_t address, std::uint64_t old, std::uint64_t stored) override;
   [[nodiscard]] bool tracing() const override { return options_.trace; }
   [[nodiscard]] absl::Status group_op(node_id source, const op_header& op,
                                       std::span<const std::byte> payload,

@@ -199,6 +199,50 @@ TEST_F(CApi, WriteThenReadRoundTripsOnBothWidths) {
   ASSERT_EQ(iso_barrier(), ISO_SUCCESS) << iso_last_error();
 }
 
+// The atomic read-modify-writes: a counter both nodes increment, each in isochrons of its
+// own, takes every value once; swap and compare_swap return the old value; misuse is refused.
+TEST_F(CApi, ReadModifyWritesAreAtomicEverywhere) {
+  constexpr int kEach = 100;
+  constexpr std::uint64_t kCounter = ISO_MEM64_BASE + 400;
+  const int me = NODEID;
+  std::vector<long long> taken;
+  for (int k = 0; k < kEach; ++k) {
+    iso_var64 old = ISO_VAR64_INIT;
+    ASSERT_EQ(iso_start(), ISO_SUCCESS) << iso_last_error();
+    ASSERT_EQ(iso_fetch_add64(kCounter, 1, &old), ISO_SUCCESS) << iso_last_error();
+    ASSERT_EQ(iso_end(), ISO_SUCCESS) << iso_last_error();
+    taken.push_back(read_iso_var64(&old));
+  }
+  EXPECT_TRUE(std::is_sorted(taken.begin(), taken.end()));
+  EXPECT_EQ(std::adjacent_find(taken.begin(), taken.end()), taken.end());
+  ASSERT_EQ(iso_barrier(), ISO_SUCCESS) << iso_last_error();
+
+  iso_var64 total = ISO_VAR64_INIT;
+  iso_var32 a = ISO_VAR32_INIT, b = ISO_VAR32_INIT, c = ISO_VAR32_INIT;
+  const std::uint64_t mine = 410 + me;  // a 32-bit variable of this node's own
+  ASSERT_EQ(iso_start(), ISO_SUCCESS);
+  ASSERT_EQ(iso_read64(kCounter, &total), ISO_SUCCESS) << iso_last_error();
+  ASSERT_EQ(iso_write32(mine, -1), ISO_SUCCESS) << iso_last_error();
+  ASSERT_EQ(iso_fetch_add32(mine, 2, &a), ISO_SUCCESS) << iso_last_error();        // wraps to 1
+  ASSERT_EQ(iso_compare_swap32(mine, 5, 9, &b), ISO_SUCCESS) << iso_last_error();  // fails
+  ASSERT_EQ(iso_swap32(mine, 7, &c), ISO_SUCCESS) << iso_last_error();
+  ASSERT_EQ(iso_end(), ISO_SUCCESS);
+  EXPECT_EQ(read_iso_var64(&total), 2 * kEach);
+  EXPECT_EQ(read_iso_var32(&a), -1);
+  EXPECT_EQ(read_iso_var32(&b), 1);
+  EXPECT_EQ(read_iso_var32(&c), 1);
+
+  iso_var64 w = ISO_VAR64_INIT;
+  expect_failure(iso_fetch_add64(kCounter, 1, &w), ISO_E_FAILED_PRECONDITION,
+                 "iso_fetch_add64: called outside an isochron");
+  ASSERT_EQ(iso_start(), ISO_SUCCESS);
+  expect_failure(iso_fetch_add64(kCounter, 1, nullptr), ISO_E_INVALID_ARGUMENT, "NULL");
+  expect_failure(iso_swap32(kCounter, 1, &a), ISO_E_INVALID_ARGUMENT, "64-bit");
+  expect_failure(iso_compare_swap64(kMemoryEnd, 0, 1, &w), ISO_E_OUT_OF_RANGE, "");
+  ASSERT_EQ(iso_end(), ISO_SUCCESS);
+  ASSERT_EQ(iso_barrier(), ISO_SUCCESS) << iso_last_error();
+}
+
 TEST_F(CApi, ReadAfterSchedWaitsForTheAssign) {
   constexpr std::uint32_t kX = 200;
   constexpr std::uint32_t kFlag = 201;
