@@ -350,5 +350,22 @@ TEST(TokenManager, MalformedInputIsInvalidArgumentNamingTheSender) {
   EXPECT_FALSE(t.advance()) << "node 1 was taken for parked";
 }
 
+// A park's counts were taken one by one as they were checked, so a park refused for its
+// second entry had already forwarded its first.
+TEST(TokenManager, RefusedParkLeavesNoCountBehind) {
+  tm_under_test t(two_switches(), 0, 0);
+  const absl::Status s = t.wire.feed(t.unit, 1,
+                                     park(0, 1, 0,
+                                          {{.source = 1, .destination = 0, .count = 5},
+                                           {.source = 1, .destination = 9, .count = 1}}));
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_THAT(std::string(s.message()),
+              HasSubstr("park from node 1 carries a count for pair 1->9"));
+  t.feed(0, siu_demand(0, 10));
+  ASSERT_TRUE(t.advance());
+  EXPECT_THAT(t.tokens_to(0), ElementsAre(2u));
+  EXPECT_THAT(t.wire.last_to(0).counts, IsEmpty());
+}
+
 }  // namespace
 }  // namespace iso::nicfw
