@@ -151,13 +151,14 @@ absl::Status token_manager::on_park(comm::node_id from, std::uint64_t last_token
         absl::StrFormat("node %u parks at token %u; switch %u has its token %u%s", from, last_token,
                         switch_, p.last_token, p.parked ? " and it is already parked" : ""));
   }
+  // Every count is checked before any is taken: a refused park leaves no trace.
   for (const count_entry& e : counts) {
     if (e.source != from || e.destination >= topo_.nodes()) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "park from node %u carries a count for pair %u->%u", from, e.source, e.destination));
     }
-    take_count(*input, e);
   }
+  for (const count_entry& e : counts) take_count(*input, e);
   p.parked = true;
   p.last_token = last_token;
   return absl::OkStatus();
