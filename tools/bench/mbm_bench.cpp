@@ -23,7 +23,7 @@
 
 #include "absl/strings/str_format.h"
 #include "iso/iso.hpp"
-#include "tools/bench/bench_driver.hpp"
+#include "tools/bench/iso_bench_common.hpp"
 
 namespace {
 
