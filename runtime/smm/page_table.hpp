@@ -12,10 +12,9 @@
 
 #include "absl/status/statusor.h"
 #include "nicfw/topology.hpp"
+#include "runtime/smm/node_id.hpp"
 
 namespace iso::runtime {
-
-using node_id = std::uint32_t;
 
 struct page_info {
   std::uint8_t width = 8;           // bytes per variable
