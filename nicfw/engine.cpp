@@ -7,7 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "base/check.hpp"
 #include "base/log.hpp"
-#include "nicfw/placement.hpp"
+#include "nicfw/nic_thread.hpp"
 
 namespace iso::nicfw {
 namespace {
@@ -27,7 +27,7 @@ engine::engine(comm::node_id self, std::shared_ptr<const topology> topo,
       topo_(std::move(topo)),
       transport_(std::move(transport)),
       options_(options),
-      inline_(!choose_thread_mode(options.where, options.local_nodes)),
+      inline_(!options.own_thread),
       channel_(options.host_queue_bytes),
       out_(*transport_, options.paranoid),
       siu_(self, *topo_, out_),

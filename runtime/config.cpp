@@ -132,11 +132,11 @@ const std::vector<setting>& settings() {
        "where the emulated NIC runs: its own thread, or inline in the application's polls",
        [](options& o, const std::string& text) {
          if (text == "auto") {
-           o.nic = nic_placement::automatic;
+           o.nic = nic_mode::automatic;
          } else if (text == "thread") {
-           o.nic = nic_placement::thread;
+           o.nic = nic_mode::thread;
          } else if (text == "inline") {
-           o.nic = nic_placement::inline_poll;
+           o.nic = nic_mode::inline_poll;
          } else {
            return absl::InvalidArgumentError(
                absl::StrFormat("ISO_NIC is '%s'; expected auto, thread or inline", text));
@@ -146,11 +146,11 @@ const std::vector<setting>& settings() {
        [](const options&) { return true; },
        [](const options& o) {
          switch (o.nic) {
-           case nic_placement::thread:
+           case nic_mode::thread:
              return std::string("thread");
-           case nic_placement::inline_poll:
+           case nic_mode::inline_poll:
              return std::string("inline");
-           case nic_placement::automatic:
+           case nic_mode::automatic:
              break;
          }
          return std::string("auto");

@@ -11,6 +11,7 @@
 #include "comm/fault_injection.hpp"
 #include "comm/shm_segment.hpp"
 #include "nicfw/engine.hpp"
+#include "nicfw/nic_thread.hpp"
 #include "nicfw/topology.hpp"
 #include "runtime/bootstrap/launch_environment.hpp"
 #include "runtime/bootstrap/segment_bootstrap.hpp"
@@ -28,16 +29,18 @@ comm::shm_options segment_options(const options& opts) {
                            .window_bytes = opts.direct_reads ? opts.window_bytes : 0};
 }
 
-nicfw::placement nic_placement_of(const options& opts) {
+// Whether the NIC runs on a thread of its own; automatic: when `local_nodes` nodes on this
+// machine leave a core to spare for each NIC.
+bool nic_threaded(const options& opts, std::uint32_t local_nodes) {
   switch (opts.nic) {
-    case nic_placement::thread:
-      return nicfw::placement::thread;
-    case nic_placement::inline_poll:
-      return nicfw::placement::inline_poll;
-    case nic_placement::automatic:
+    case nic_mode::thread:
+      return true;
+    case nic_mode::inline_poll:
+      return false;
+    case nic_mode::automatic:
       break;
   }
-  return nicfw::placement::automatic;
+  return nicfw::cores_for_nic_threads(local_nodes);
 }
 
 absl::StatusOr<std::shared_ptr<const nicfw::topology>> load_topology(const options& opts,
@@ -147,7 +150,7 @@ std::unique_ptr<node> make_node(const std::shared_ptr<comm::shm_segment>& segmen
   // for it would, so the error names the stopped node and why.
   auto boot = std::make_unique<segment_bootstrap>(segment, rank, plan.env.secret,
                                                   absl::FromChrono(plan.opts.barrier_timeout) / 2);
-  const nicfw::engine_options nic_options{.where = nic_placement_of(plan.opts),
+  const nicfw::engine_options nic_options{.own_thread = nic_threaded(plan.opts, segment->nodes()),
                                           .local_nodes = segment->nodes(),
                                           .local_index = rank,
                                           .spin = absl::FromChrono(plan.opts.nic_spin),

@@ -34,9 +34,9 @@ std::optional<bench_args> parse_bench_args(int argc, char** argv, const char* na
     } else if (std::strcmp(argv[i], "--nic") == 0 && i + 1 < argc) {
       args.nic = argv[++i];
       if (args.nic == "thread") {
-        args.placement = iso::nic_placement::thread;
+        args.mode = iso::nic_mode::thread;
       } else if (args.nic == "inline") {
-        args.placement = iso::nic_placement::inline_poll;
+        args.mode = iso::nic_mode::inline_poll;
       } else if (args.nic != "auto") {
         std::fprintf(stderr, "%s: --nic takes thread, inline or auto, not '%s'\n", name,
                      args.nic.c_str());

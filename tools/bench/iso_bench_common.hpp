@@ -20,7 +20,7 @@ struct bench_args {
   bool as_worker = false;
   int nodes = 2;    // processes in the job (benchmarks that need exactly 2 check it)
   std::string nic;  // as given; empty when absent
-  iso::nic_placement placement = iso::nic_placement::automatic;
+  iso::nic_mode mode = iso::nic_mode::automatic;
 };
 // Prints "usage: <name> ..." and returns nullopt on anything else, including --nodes for a
 // benchmark that measures exactly 2 nodes (`takes_nodes` false).

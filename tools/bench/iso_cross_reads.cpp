@@ -61,7 +61,7 @@ int main(int argc, char** argv) {
   const int iterations = cfg.quick ? 500 : 2000;
   if (cfg.as_worker) {
     iso::options opts;
-    opts.nic = cfg.placement;
+    opts.nic = cfg.mode;
     return iso::run(argc, argv, opts, [&](iso::node& node) { worker(node, iterations); });
   }
   const std::string bin = iso::bench::program_directory();

@@ -13,7 +13,7 @@
 //
 //   build/bin/mbm-bench                 # drives: isorun -n 2, 3 rounds x 3 repetitions
 //   build/bin/mbm-bench --quick         # fewer messages (for tests)
-//   build/bin/mbm-bench --nic thread    # the NIC placement (thread|inline|auto; default auto)
+//   build/bin/mbm-bench --nic thread    # the NIC mode (thread|inline|auto; default auto)
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -136,7 +136,7 @@ int main(int argc, char** argv) {
   if (!parsed) return 2;
   const iso::bench::bench_args& cfg = *parsed;
   iso::options opts;
-  opts.nic = cfg.placement;
+  opts.nic = cfg.mode;
   const int repetitions = cfg.quick ? 1 : 3;
   const int round_trips = cfg.quick ? 200 : 2000;
   const std::size_t stream_bytes = cfg.quick ? kStreamBytes / 20 : kStreamBytes;
