@@ -140,7 +140,12 @@ absl::StatusOr<job_plan> plan_job(const options& requested) {
   if (!env.ok()) return env.status();
   absl::StatusOr<std::shared_ptr<const nicfw::topology>> topo = load_topology(*opts, env->size);
   if (!topo.ok()) return topo.status();
-  return job_plan{.opts = *std::move(opts), .env = *std::move(env), .topo = *std::move(topo)};
+  absl::StatusOr<test_settings> test = read_test_settings();
+  if (!test.ok()) return test.status();
+  return job_plan{.opts = *std::move(opts),
+                  .env = *std::move(env),
+                  .topo = *std::move(topo),
+                  .test = *std::move(test)};
 }
 
 std::unique_ptr<node> make_node(const std::shared_ptr<comm::shm_segment>& segment,
@@ -157,10 +162,9 @@ std::unique_ptr<node> make_node(const std::shared_ptr<comm::shm_segment>& segmen
                                           .credit_window = plan.opts.credit_window,
                                           .paranoid = plan.opts.paranoid};
   std::unique_ptr<comm::transport> transport = comm::make_shm_transport(segment, rank);
-  if (!plan.opts.test_fault.empty()) {
+  if (!plan.test.fault.empty()) {
     // Validated by plan_job; the fault is this node's alone (the plan names a destination).
-    transport =
-        comm::with_faults(std::move(transport), *comm::parse_fault_plan(plan.opts.test_fault));
+    transport = comm::with_faults(std::move(transport), *comm::parse_fault_plan(plan.test.fault));
   }
   auto nic = std::make_unique<nicfw::engine>(rank, plan.topo, std::move(transport), nic_options);
   std::vector<std::span<std::byte>> windows;

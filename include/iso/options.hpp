@@ -63,10 +63,6 @@ struct options {
   // fit (16 bytes per variable; pages beyond it are read through the NICs). Only what is
   // used costs memory.
   std::size_t window_bytes = 16 * 1024 * 1024;
-  // Test only: make this node's transport break its promise once (comm/fault_injection.hpp:
-  // reorder:DEST:N or corrupt:DEST:N, optionally :MINBYTES), to show that paranoid mode
-  // catches it.
-  std::string test_fault;
 };
 
 // One setting as the runtime will use it: its environment variable, unit, meaning and

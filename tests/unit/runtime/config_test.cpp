@@ -41,4 +41,36 @@ TEST(Config, IsoNicSetsTheNicMode) {
   EXPECT_NE(bad.status().message().find("carrier-pigeon"), std::string::npos) << bad.status();
 }
 
+// The transport fault that shows paranoid mode at work is a test setting: not a field of
+// the public options, still read from ISO_TEST_FAULT, still checked, still printed.
+template <typename T>
+concept has_test_fault = requires(T o) {
+  o.test_fault;
+};
+static_assert(!has_test_fault<iso::options>);
+
+TEST(Config, TestFaultComesFromTheEnvironmentOnly) {
+  {
+    const absl::StatusOr<iso::runtime::test_settings> none = iso::runtime::read_test_settings();
+    ASSERT_TRUE(none.ok()) << none.status();
+    EXPECT_EQ(none->fault, "");
+  }
+  {
+    const scoped_env env("ISO_TEST_FAULT", "corrupt:1:20:256");
+    const absl::StatusOr<iso::runtime::test_settings> set = iso::runtime::read_test_settings();
+    ASSERT_TRUE(set.ok()) << set.status();
+    EXPECT_EQ(set->fault, "corrupt:1:20:256");
+    bool printed = false;
+    for (const iso::runtime::config_row& row : iso::runtime::describe({})) {
+      if (std::string(row.name) == "ISO_TEST_FAULT") printed = row.value == "corrupt:1:20:256";
+    }
+    EXPECT_TRUE(printed);
+  }
+  const scoped_env env("ISO_TEST_FAULT", "scramble:1:20");
+  const absl::StatusOr<iso::runtime::test_settings> bad = iso::runtime::read_test_settings();
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("ISO_TEST_FAULT is 'scramble:1:20'"), std::string::npos)
+      << bad.status();
+}
+
 }  // namespace
