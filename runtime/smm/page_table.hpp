@@ -40,7 +40,7 @@ class page_table {
                                          const copyset_rule& rule);
 
   // The page holding `address`; OutOfRange when it is outside every page.
-  absl::StatusOr<const page_info*> find(std::uint64_t address) const;
+  [[nodiscard]] absl::StatusOr<const page_info*> find(std::uint64_t address) const;
   // The same without building a status: null when `address` is outside every page.
   [[nodiscard]] const page_info* lookup(std::uint64_t address) const {
     const std::uint64_t page = address >> page_shift_;

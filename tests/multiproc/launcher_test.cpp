@@ -66,11 +66,13 @@ class isorun_process {
     std::vector<std::string> words = {ISORUN_PATH};
     words.insert(words.end(), args.begin(), args.end());
     std::vector<char*> argv;
+    argv.reserve(words.size() + 1);
     for (std::string& word : words) argv.push_back(word.data());
     argv.push_back(nullptr);
     std::vector<std::string> environment(extra_environment);
     for (char** entry = environ; *entry != nullptr; ++entry) environment.emplace_back(*entry);
     std::vector<char*> envp;
+    envp.reserve(environment.size() + 1);
     for (std::string& entry : environment) envp.push_back(entry.data());
     envp.push_back(nullptr);
 
@@ -297,12 +299,12 @@ TEST(Isorun, LeavesNoSharedMemoryNameBehind) {
 }
 
 TEST(Isorun, NodesSeeTheirRankSizeAndSharedSegment) {
-  const outcome result =
-      run_isorun({"-n", "3", "--tag-output", "--", "sh", "-c",
-                  "test -e /proc/self/fd/$ISO_SHM_FD && echo rank=$ISO_RANK size=$ISO_SIZE;"
-                  "echo transport=$ISO_TRANSPORT id=$ISO_JOB_ID;"
-                  "echo segment=$(readlink /proc/self/fd/$ISO_SHM_FD);"
-                  "test -e /dev/shm/iso-$ISO_JOB_ID && echo name=present || echo name=absent"});
+  const std::string script =
+      "test -e /proc/self/fd/$ISO_SHM_FD && echo rank=$ISO_RANK size=$ISO_SIZE;"
+      "echo transport=$ISO_TRANSPORT id=$ISO_JOB_ID;"
+      "echo segment=$(readlink /proc/self/fd/$ISO_SHM_FD);"
+      "test -e /dev/shm/iso-$ISO_JOB_ID && echo name=present || echo name=absent";
+  const outcome result = run_isorun({"-n", "3", "--tag-output", "--", "sh", "-c", script});
   ASSERT_TRUE(result.exited);
   EXPECT_EQ(result.exit_code, 0) << result.err;
   EXPECT_EQ(result.err, "");
@@ -469,10 +471,11 @@ TEST(Isorun, NodesIgnoringSigtermAreKilledAfterTheGracePeriod) {
 
 TEST(Isorun, InprocStartsOneProcessWithoutRank) {
   // Values of an outer job must not leak into this one.
+  const std::string script =
+      "echo size=$ISO_SIZE transport=$ISO_TRANSPORT rank=${ISO_RANK-unset}"
+      " fd=${ISO_SHM_FD-unset} id=${#ISO_JOB_ID} secret=${#ISO_JOB_SECRET}";
   const outcome result =
-      run_isorun({"-n", "4", "--transport", "inproc", "--tag-output", "--", "sh", "-c",
-                  "echo size=$ISO_SIZE transport=$ISO_TRANSPORT rank=${ISO_RANK-unset}"
-                  " fd=${ISO_SHM_FD-unset} id=${#ISO_JOB_ID} secret=${#ISO_JOB_SECRET}"},
+      run_isorun({"-n", "4", "--transport", "inproc", "--tag-output", "--", "sh", "-c", script},
                  {"ISO_RANK=7", "ISO_SHM_FD=9"});
   ASSERT_TRUE(result.exited);
   EXPECT_EQ(result.exit_code, 0) << result.err;
@@ -486,6 +489,7 @@ TEST(Isorun, InprocStartsOneProcessWithoutRank) {
 TEST(Isorun, SetsAndClearsExactlyTheRuntimesLaunchVariables) {
   const std::string stale = "value-of-an-outer-job";
   std::vector<std::string> outer;
+  outer.reserve(iso::runtime::kLaunchVariables.size());
   for (const auto& variable : iso::runtime::kLaunchVariables) {
     outer.push_back(std::string(variable.name) + "=" + stale);
   }
