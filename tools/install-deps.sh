@@ -7,7 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git
   libabsl-dev libprotobuf-dev protobuf-compiler libprotoc-dev
   libhwloc-dev zlib1g-dev libgtest-dev libgmock-dev
-  openmpi-bin libopenmpi-dev clang-format
+  openmpi-bin libopenmpi-dev clang-format clang-tidy
 )
 
 missing=()
