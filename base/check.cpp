@@ -23,6 +23,9 @@ check_failure::check_failure(const char* condition, const char* file, int line) 
   stream_ << file << ":" << line << ": check failed: " << condition << ": ";
 }
 
+// Throwing is the point: a failed check ends in on_internal_error, which throws (or aborts
+// in tests).
+// NOLINTNEXTLINE(bugprone-exception-escape)
 check_failure::~check_failure() noexcept(false) { on_internal_error(stream_.str()); }
 }  // namespace detail
 }  // namespace iso::base

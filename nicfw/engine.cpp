@@ -9,7 +9,7 @@
 #include "base/log.hpp"
 #include "nicfw/credit_service.hpp"
 #include "nicfw/isotach_time_service.hpp"
-#include "nicfw/placement.hpp"
+#include "nicfw/nic_thread.hpp"
 #include "nicfw/unicast_service.hpp"
 
 namespace iso::nicfw {
@@ -20,7 +20,7 @@ engine::engine(comm::node_id self, std::shared_ptr<const topology> topo,
       topo_(std::move(topo)),
       transport_(std::move(transport)),
       options_(options),
-      inline_(!choose_thread_mode(options.where, options.local_nodes)),
+      inline_(!options.own_thread),
       channel_(options.host_queue_bytes),
       out_(*transport_, options.paranoid),
       credits_(topo_->nodes(), self, options.credit_window),

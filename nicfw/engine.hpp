@@ -7,9 +7,9 @@
 // tokens, releases each pulse to the host with an end-of-pulse marker once nothing more can
 // arrive for it), plain unicast, and credits; more are added with add_service().
 //
-// Placement: on its own thread (pinned away from the application when the machine has
-// cores to spare) or inline, run by the host's poll loop; `automatic` picks by core count.
-// The engine code is the same either way. Idle, the thread spins for `spin` and then
+// On its own thread (pinned away from the application when the machine has cores to spare)
+// or inline, run by the host's poll loop; the runtime chooses (nic_thread.hpp). The engine
+// code is the same either way. Idle, the thread spins for `spin` and then
 // sleeps on the transport's doorbell, which packets and host submissions ring.
 //
 //   engine nic(self, topo, std::move(transport), {});
@@ -38,11 +38,10 @@
 
 namespace iso::nicfw {
 
-enum class placement { automatic, thread, inline_poll };
-
 struct engine_options {
-  placement where = placement::automatic;
-  // How many nodes of the job share this machine (for the automatic choice and pinning).
+  // Run on a thread of its own (start() starts it), or inline in the host's poll loop.
+  bool own_thread = false;
+  // How many nodes of the job share this machine (for pinning).
   std::uint32_t local_nodes = 1;
   // This node's index among them (0..local_nodes-1), for pinning.
   std::uint32_t local_index = 0;

@@ -28,6 +28,7 @@ constexpr std::uint64_t kMaxCreditWindow = std::uint64_t{1} << 30;
 constexpr std::uint64_t kMaxWindowBytes = std::uint64_t{1} << 36;
 constexpr std::uint64_t kMaxPageVariables = std::uint64_t{1} << 20;
 constexpr std::int64_t kMaxNicSpinUs = 1'000'000;
+constexpr char kTestFaultVariable[] = "ISO_TEST_FAULT";
 
 struct setting {
   const char* name;   // ISO_<NAME>
@@ -132,11 +133,11 @@ const std::vector<setting>& settings() {
        "where the emulated NIC runs: its own thread, or inline in the application's polls",
        [](options& o, const std::string& text) {
          if (text == "auto") {
-           o.nic = nic_placement::automatic;
+           o.nic = nic_mode::automatic;
          } else if (text == "thread") {
-           o.nic = nic_placement::thread;
+           o.nic = nic_mode::thread;
          } else if (text == "inline") {
-           o.nic = nic_placement::inline_poll;
+           o.nic = nic_mode::inline_poll;
          } else {
            return absl::InvalidArgumentError(
                absl::StrFormat("ISO_NIC is '%s'; expected auto, thread or inline", text));
@@ -146,11 +147,11 @@ const std::vector<setting>& settings() {
        [](const options&) { return true; },
        [](const options& o) {
          switch (o.nic) {
-           case nic_placement::thread:
+           case nic_mode::thread:
              return std::string("thread");
-           case nic_placement::inline_poll:
+           case nic_mode::inline_poll:
              return std::string("inline");
-           case nic_placement::automatic:
+           case nic_mode::automatic:
              break;
          }
          return std::string("auto");
@@ -179,16 +180,6 @@ const std::vector<setting>& settings() {
       flag_setting("ISO_PARANOID", "paranoid",
                    "check sequence numbers, checksums and executed pulses; stop at a violation",
                    &options::paranoid),
-      {"ISO_TEST_FAULT", "test_fault", "plan", "reorder|corrupt:DEST:N[:MINBYTES], or empty",
-       "test only: break this node's transport once",
-       [](options& o, const std::string& text) {
-         o.test_fault = text;
-         return absl::OkStatus();
-       },
-       [](const options& o) {
-         return o.test_fault.empty() || comm::parse_fault_plan(o.test_fault).ok();
-       },
-       [](const options& o) { return o.test_fault; }},
       flag_setting("ISO_SHUFFLE", "shuffle",
                    "poll peers in random order to expose order-dependent code", &options::shuffle),
       flag_setting("ISO_DIRECT_READS", "direct_reads",
@@ -219,12 +210,7 @@ absl::StatusOr<options> apply_environment(const options& requested) {
   for (std::size_t i = 0; i < settings().size(); ++i) {
     const setting& s = settings()[i];
     if (s.valid(out)) continue;
-    std::string detail;
-    if (std::string_view(s.name) == "ISO_TEST_FAULT") {
-      detail = std::string(comm::parse_fault_plan(out.test_fault).status().message());
-    } else {
-      detail = absl::StrFormat("valid values: %s", s.range);
-    }
+    const std::string detail = absl::StrFormat("valid values: %s", s.range);
     if (from_environment[i]) {
       return absl::InvalidArgumentError(
           absl::StrFormat("%s is '%s'; %s", s.name, std::getenv(s.name), detail));
@@ -235,11 +221,26 @@ absl::StatusOr<options> apply_environment(const options& requested) {
   return out;
 }
 
+absl::StatusOr<test_settings> read_test_settings() {
+  test_settings out;
+  const char* fault = std::getenv(kTestFaultVariable);
+  if (fault == nullptr || *fault == '\0') return out;
+  if (absl::StatusOr<comm::fault_plan> plan = comm::parse_fault_plan(fault); !plan.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s is '%s'; %s", kTestFaultVariable, fault, plan.status().message()));
+  }
+  out.fault = fault;
+  return out;
+}
+
 std::vector<config_row> describe(const options& opts) {
   std::vector<config_row> rows;
   for (const setting& s : settings()) {
     rows.push_back({s.name, s.unit, s.range, s.help, s.print(opts)});
   }
+  const char* fault = std::getenv(kTestFaultVariable);
+  rows.push_back({kTestFaultVariable, "plan", "reorder|corrupt:DEST:N[:MINBYTES], or empty",
+                  "test only: break this node's transport once", fault ? fault : ""});
   return rows;
 }
 
@@ -256,6 +257,9 @@ std::vector<option_description> describe_options(const options& requested) {
   }
   if (!effective.ok()) {
     out.push_back({"(error)", "", std::string(effective.status().message()), "", ""});
+  }
+  if (absl::StatusOr<runtime::test_settings> test = runtime::read_test_settings(); !test.ok()) {
+    out.push_back({"(error)", "", std::string(test.status().message()), "", ""});
   }
   return out;
 }

@@ -24,7 +24,21 @@ struct config_row {
 // set in code), its bad value and the range.
 absl::StatusOr<options> apply_environment(const options& requested);
 
-// One row per setting with its effective value.
+// Settings that only tests use, kept out of the public iso::options: they come from the
+// environment alone.
+struct test_settings {
+  // ISO_TEST_FAULT: make this node's transport break its promise once
+  // (comm/fault_injection.hpp: reorder:DEST:N or corrupt:DEST:N, optionally :MINBYTES), to
+  // show that paranoid mode catches it. Empty: no fault.
+  std::string fault;
+};
+
+// Reads the test settings from the environment. InvalidArgument names the variable, its
+// value and what is wrong with it.
+absl::StatusOr<test_settings> read_test_settings();
+
+// One row per setting with its effective value (`opts`, and the test settings from the
+// environment; a malformed one shows its text).
 std::vector<config_row> describe(const options& opts);
 
 }  // namespace iso::runtime

@@ -18,6 +18,7 @@
 #include "iso/options.hpp"
 #include "nicfw/topology.hpp"
 #include "runtime/bootstrap/launch_environment.hpp"
+#include "runtime/config.hpp"
 #include "runtime/fabric/fabric.hpp"
 
 namespace iso::runtime {
@@ -27,10 +28,11 @@ struct job_plan {
   options opts;                                 // as requested, with ISO_* overrides applied
   launch_environment env;                       // from the launcher, or a job of one node
   std::shared_ptr<const nicfw::topology> topo;  // the logical topology for env.size nodes
+  test_settings test;                           // from ISO_TEST_* (runtime/config.hpp)
 };
 
-// Reads the settings, the launcher's environment and the topology. InvalidArgument (or the
-// topology loader's error) names the bad variable or file.
+// Reads the settings (test settings too), the launcher's environment and the topology.
+// InvalidArgument (or the topology loader's error) names the bad variable or file.
 absl::StatusOr<job_plan> plan_job(const options& requested);
 
 // Builds node `rank` of the job from `fabric`: its bootstrap, its NIC and its state. The

@@ -64,7 +64,7 @@ node_state::node_state(std::unique_ptr<runtime::bootstrap> boot, std::unique_ptr
                                 .trace = opts.trace,
                                 .credit_timeout = absl::FromChrono(opts.barrier_timeout),
                                 .paranoid = opts.paranoid,
-                                .windows = windows,
+                                .windows = std::move(windows),
                                 .direct_reads = opts.direct_reads}),
       counters_(loop_) {
   nic_->add_service(std::make_unique<nicfw::fetch_add_service>(nic_->context()),

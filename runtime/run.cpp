@@ -11,6 +11,7 @@
 #include "comm/fault_injection.hpp"
 #include "comm/shm_segment.hpp"
 #include "nicfw/engine.hpp"
+#include "nicfw/nic_thread.hpp"
 #include "nicfw/topology.hpp"
 #include "runtime/bootstrap/launch_environment.hpp"
 #include "runtime/config.hpp"
@@ -29,16 +30,18 @@ comm::shm_options segment_options(const options& opts) {
                            .window_bytes = opts.direct_reads ? opts.window_bytes : 0};
 }
 
-nicfw::placement nic_placement_of(const options& opts) {
+// Whether the NIC runs on a thread of its own; automatic: when `local_nodes` nodes on this
+// machine leave a core to spare for each NIC.
+bool nic_threaded(const options& opts, std::uint32_t local_nodes) {
   switch (opts.nic) {
-    case nic_placement::thread:
-      return nicfw::placement::thread;
-    case nic_placement::inline_poll:
-      return nicfw::placement::inline_poll;
-    case nic_placement::automatic:
+    case nic_mode::thread:
+      return true;
+    case nic_mode::inline_poll:
+      return false;
+    case nic_mode::automatic:
       break;
   }
-  return nicfw::placement::automatic;
+  return nicfw::cores_for_nic_threads(local_nodes);
 }
 
 absl::StatusOr<std::shared_ptr<const nicfw::topology>> load_topology(const options& opts,
@@ -153,7 +156,12 @@ absl::StatusOr<job_plan> plan_job(const options& requested) {
   if (!env.ok()) return env.status();
   absl::StatusOr<std::shared_ptr<const nicfw::topology>> topo = load_topology(*opts, env->size);
   if (!topo.ok()) return topo.status();
-  return job_plan{.opts = *std::move(opts), .env = *std::move(env), .topo = *std::move(topo)};
+  absl::StatusOr<test_settings> test = read_test_settings();
+  if (!test.ok()) return test.status();
+  return job_plan{.opts = *std::move(opts),
+                  .env = *std::move(env),
+                  .topo = *std::move(topo),
+                  .test = *std::move(test)};
 }
 
 std::unique_ptr<node> make_node(fabric& fabric, std::uint32_t rank, const job_plan& plan) {
@@ -165,16 +173,16 @@ std::unique_ptr<node> make_node(fabric& fabric, std::uint32_t rank, const job_pl
   // for it would, so the error names the stopped node and why.
   std::unique_ptr<bootstrap> boot =
       fabric.open_bootstrap(rank, absl::FromChrono(plan.opts.barrier_timeout) / 2);
-  const nicfw::engine_options nic_options{.where = nic_placement_of(plan.opts),
-                                          .local_nodes = fabric.local_nodes(),
-                                          .local_index = rank,
-                                          .spin = absl::FromChrono(plan.opts.nic_spin),
-                                          .credit_window = plan.opts.credit_window,
-                                          .paranoid = plan.opts.paranoid};
-  if (!plan.opts.test_fault.empty()) {
+  const nicfw::engine_options nic_options{
+      .own_thread = nic_threaded(plan.opts, fabric.local_nodes()),
+      .local_nodes = fabric.local_nodes(),
+      .local_index = rank,
+      .spin = absl::FromChrono(plan.opts.nic_spin),
+      .credit_window = plan.opts.credit_window,
+      .paranoid = plan.opts.paranoid};
+  if (!plan.test.fault.empty()) {
     // Validated by plan_job; the fault is this node's alone (the plan names a destination).
-    transport =
-        comm::with_faults(std::move(transport), *comm::parse_fault_plan(plan.opts.test_fault));
+    transport = comm::with_faults(std::move(transport), *comm::parse_fault_plan(plan.test.fault));
   }
   auto nic = std::make_unique<nicfw::engine>(rank, plan.topo, std::move(transport), nic_options);
   return detail::node_state::make_node(std::make_unique<detail::node_state>(

@@ -132,8 +132,8 @@ class parser {
   }
 
   // Places pages first .. first+count-1 on `copyset`, unless a line placed one of them.
-  absl::Status place(std::uint64_t first, std::uint64_t count, std::vector<std::uint32_t> copyset,
-                     const std::string& what,
+  absl::Status place(std::uint64_t first, std::uint64_t count,
+                     const std::vector<std::uint32_t>& copyset, const std::string& what,
                      std::vector<std::optional<std::vector<std::uint32_t>>>& placed,
                      std::vector<int>& named_by) {
     for (std::uint64_t p = first; p < first + count; ++p) {

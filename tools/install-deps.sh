@@ -5,9 +5,9 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config git
-  libabsl-dev libboost-context-dev libprotobuf-dev protobuf-compiler libprotoc-dev
-  libhwloc-dev zlib1g-dev libgtest-dev libgmock-dev libbenchmark-dev
-  openmpi-bin libopenmpi-dev clang-format
+  libabsl-dev libprotobuf-dev protobuf-compiler libprotoc-dev
+  libhwloc-dev zlib1g-dev libgtest-dev libgmock-dev
+  openmpi-bin libopenmpi-dev clang-format clang-tidy
 )
 
 missing=()

@@ -11,56 +11,27 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <map>
 #include <optional>
 #include <span>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_format.h"
 #include "comm/bench/bench_protocol.hpp"
-#include "comm/bench/bench_stats.hpp"
 #include "comm/bench/comm_bench.hpp"
+#include "tools/bench_support/bench_driver.hpp"
+#include "tools/bench_support/bench_stats.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
 
-// Samples per size, for latency and for bandwidth.
-struct samples {
-  std::map<std::size_t, std::vector<double>> latency;
-  std::map<std::size_t, std::vector<double>> bandwidth;
-};
+// Workers print "lat <bytes> <us>" and "bw <bytes> <MB/s>" (bench_protocol.hpp).
+const std::vector<std::string> kFigures = {"lat", "bw"};
 
-// Runs one round of a worker and appends its samples; false when the worker failed.
-bool collect(const std::string& command, samples& into) {
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) return false;
-  char line[256];
-  while (std::fgets(line, sizeof(line), pipe) != nullptr) {
-    std::istringstream in(line);
-    std::string kind;
-    std::size_t size = 0;
-    double value = 0;
-    if (!(in >> kind >> size >> value)) continue;
-    if (kind == "lat") into.latency[size].push_back(value);
-    if (kind == "bw") into.bandwidth[size].push_back(value);
-  }
-  return ::pclose(pipe) == 0;
-}
-
-std::optional<iso::bench::summary> summary_of(const std::map<std::size_t, std::vector<double>>& m,
+std::optional<iso::bench::summary> summary_of(iso::bench::sample_table& samples, const char* figure,
                                               std::size_t size) {
-  auto it = m.find(size);
-  if (it == m.end()) return std::nullopt;
-  return iso::bench::summarize(it->second);
-}
-
-std::string cell(const std::optional<iso::bench::summary>& s, const char* format) {
-  if (!s) return "-";
-  return absl::StrFormat("%s [%s-%s]", absl::StrFormat(format, s->median),
-                         absl::StrFormat(format, s->min), absl::StrFormat(format, s->max));
+  return iso::bench::summarize(samples[iso::bench::indexed_key(figure, static_cast<int>(size))]);
 }
 
 std::string ratio(const std::optional<iso::bench::summary>& ours,
@@ -69,16 +40,16 @@ std::string ratio(const std::optional<iso::bench::summary>& ours,
   return absl::StrFormat("%.2f", ours->median / peer->median);
 }
 
-void print_table(const char* title, const char* format, std::span<const std::size_t> sizes,
-                 const std::map<std::size_t, std::vector<double>>& ours,
-                 const std::map<std::size_t, std::vector<double>>& peer) {
+void print_table(const char* title, const char* format, const char* figure,
+                 std::span<const std::size_t> sizes, iso::bench::sample_table& ours,
+                 iso::bench::sample_table& peer) {
   std::printf("\n%s: median [min-max]\n", title);
   std::printf("%8s  %-24s %-24s %s\n", "bytes", "iso shm", "Open MPI", "iso/MPI");
   for (std::size_t size : sizes) {
-    const auto a = summary_of(ours, size);
-    const auto b = summary_of(peer, size);
-    std::printf("%8zu  %-24s %-24s %s\n", size, cell(a, format).c_str(), cell(b, format).c_str(),
-                ratio(a, b).c_str());
+    const auto a = summary_of(ours, figure, size);
+    const auto b = summary_of(peer, figure, size);
+    std::printf("%8zu  %-24s %-24s %s\n", size, iso::bench::cell(a, format).c_str(),
+                iso::bench::cell(b, format).c_str(), ratio(a, b).c_str());
   }
 }
 
@@ -120,20 +91,20 @@ int main(int argc, char** argv) {
     ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
   }
   if (!peer) std::printf("(no Open MPI peer: mpirun or comm-bench-mpi missing; ours only)\n");
-  samples ours, theirs;
+  iso::bench::sample_table ours, theirs;
   for (int round = 0; round < iso::bench::kRounds; ++round) {
-    if (!collect(our_command, ours)) {
+    if (!iso::bench::collect_indexed(our_command, kFigures, ours)) {
       std::fprintf(stderr, "comm-bench: the shm measurement failed\n");
       return 1;
     }
-    if (peer && !collect(peer_command, theirs)) {
+    if (peer && !iso::bench::collect_indexed(peer_command, kFigures, theirs)) {
       std::printf("(the Open MPI peer failed to run; ours only)\n");
       peer = false;
     }
   }
-  print_table("one-way latency, microseconds", "%.3f", iso::bench::kLatencySizes, ours.latency,
-              theirs.latency);
-  print_table("streaming throughput, MB/s", "%.0f", iso::bench::kBandwidthSizes, ours.bandwidth,
-              theirs.bandwidth);
+  print_table("one-way latency, microseconds", "%.3f", "lat", iso::bench::kLatencySizes, ours,
+              theirs);
+  print_table("streaming throughput, MB/s", "%.0f", "bw", iso::bench::kBandwidthSizes, ours,
+              theirs);
   return 0;
 }

@@ -148,7 +148,7 @@ class node {
   [[nodiscard]] bool barrier_complete(channel_id channel) const;
 
   // Makes progress without blocking: executes what is due and serves other nodes. Call it
-  // in long computations when the NIC runs inline (nic_placement::inline_poll).
+  // in long computations when the NIC runs inline (nic_mode::inline_poll).
   void poll();
 
   // Waits until every isochron this node issued before the call has executed on every

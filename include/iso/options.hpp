@@ -15,9 +15,12 @@
 
 namespace iso {
 
-// Where a node's emulated NIC runs: on its own thread (pinned away from the application)
-// or inline, run by the application thread whenever it calls into the runtime.
-enum class nic_placement { automatic, thread, inline_poll };
+// How a node's emulated NIC runs: on its own thread (pinned away from the application) or
+// inline, run by the application thread whenever it calls into the runtime. ("Placement"
+// is where shared memory's copies live: iso::placement.)
+enum class nic_mode { automatic, thread, inline_poll };
+// The name nic_mode had before; programs written with it still build.
+using nic_placement = nic_mode;
 
 struct options {
   // Bytes of buffer for each ordered pair of nodes; a power of two from 1 KiB to 1 GiB.
@@ -31,7 +34,7 @@ struct options {
   // the runtime does not promise (on by default in debug builds).
   bool shuffle = false;
   // automatic: a thread per NIC when the machine has at least two cores per node.
-  nic_placement nic = nic_placement::automatic;
+  nic_mode nic = nic_mode::automatic;
   // How long an idle NIC thread spins before it sleeps on its doorbell.
   std::chrono::microseconds nic_spin{50};
   // The logical topology (protobuf text format, see nicfw/examples/); empty: one switch.
@@ -60,10 +63,6 @@ struct options {
   // fit (16 bytes per variable; pages beyond it are read through the NICs). Only what is
   // used costs memory.
   std::size_t window_bytes = 16 * 1024 * 1024;
-  // Test only: make this node's transport break its promise once (comm/fault_injection.hpp:
-  // reorder:DEST:N or corrupt:DEST:N, optionally :MINBYTES), to show that paranoid mode
-  // catches it.
-  std::string test_fault;
 };
 
 // One setting as the runtime will use it: its environment variable, unit, meaning and

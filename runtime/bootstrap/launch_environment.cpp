@@ -38,15 +38,15 @@ absl::StatusOr<std::uint32_t> number(const char* name, const std::string& text,
 
 absl::StatusOr<launch_environment> read_launch_environment() {
   launch_environment env;
-  const std::optional<std::string> size = variable("ISO_SIZE");
+  const std::optional<std::string> size = variable(kSizeVariable);
   if (!size) return env;  // no launcher: a job of one node
   env.from_launcher = true;
-  absl::StatusOr<std::uint32_t> n = number("ISO_SIZE", *size, 4096);
+  absl::StatusOr<std::uint32_t> n = number(kSizeVariable, *size, 4096);
   if (!n.ok()) return n.status();
   if (*n == 0) return absl::InvalidArgumentError("ISO_SIZE is 0; a job has at least one node");
   env.size = *n;
 
-  const std::string transport = variable("ISO_TRANSPORT").value_or("shm");
+  const std::string transport = variable(kTransportVariable).value_or("shm");
   if (transport == "shm") {
     env.transport = transport_kind::shm;
   } else if (transport == "inproc") {
@@ -55,29 +55,29 @@ absl::StatusOr<launch_environment> read_launch_environment() {
     return absl::InvalidArgumentError(
         absl::StrFormat("ISO_TRANSPORT is '%s'; expected shm or inproc", transport));
   }
-  env.job_id = variable("ISO_JOB_ID").value_or("");
-  env.secret = variable("ISO_JOB_SECRET").value_or("");
+  env.job_id = variable(kJobIdVariable).value_or("");
+  env.secret = variable(kJobSecretVariable).value_or("");
 
   if (env.transport == transport_kind::inproc) return env;
-  const std::optional<std::string> rank = variable("ISO_RANK");
+  const std::optional<std::string> rank = variable(kRankVariable);
   if (!rank) return absl::InvalidArgumentError("ISO_SIZE is set but ISO_RANK is not");
-  absl::StatusOr<std::uint32_t> r = number("ISO_RANK", *rank, 4095);
+  absl::StatusOr<std::uint32_t> r = number(kRankVariable, *rank, 4095);
   if (!r.ok()) return r.status();
   if (*r >= env.size) {
     return absl::InvalidArgumentError(
         absl::StrFormat("ISO_RANK is %u but ISO_SIZE is %u", *r, env.size));
   }
   env.rank = *r;
-  const std::optional<std::string> fd = variable("ISO_SHM_FD");
+  const std::optional<std::string> fd = variable(kShmFdVariable);
   if (!fd) {
     return absl::InvalidArgumentError(
         "ISO_SHM_FD is not set: an shm job must be started by isorun (or give the segment)");
   }
-  absl::StatusOr<std::uint32_t> f = number("ISO_SHM_FD", *fd, 1 << 20);
+  absl::StatusOr<std::uint32_t> f = number(kShmFdVariable, *fd, 1 << 20);
   if (!f.ok()) return f.status();
   env.shm_fd = static_cast<int>(*f);
-  if (const std::optional<std::string> report = variable("ISO_REPORT_FD")) {
-    absl::StatusOr<std::uint32_t> p = number("ISO_REPORT_FD", *report, 1 << 20);
+  if (const std::optional<std::string> report = variable(kReportFdVariable)) {
+    absl::StatusOr<std::uint32_t> p = number(kReportFdVariable, *report, 1 << 20);
     if (!p.ok()) return p.status();
     env.report_fd = static_cast<int>(*p);
   }
@@ -104,7 +104,7 @@ absl::Status not_open(const char* name, int fd) {
 
 absl::Status check_segment(const launch_environment& env, int fd) {
   struct stat st {};
-  if (::fstat(fd, &st) != 0) return not_open("ISO_SHM_FD", fd);
+  if (::fstat(fd, &st) != 0) return not_open(kShmFdVariable, fd);
   struct statfs fs {};
   const bool on_tmpfs = ::fstatfs(fd, &fs) == 0 && fs.f_type == TMPFS_MAGIC;
   const bool shaped = S_ISREG(st.st_mode) && st.st_nlink == 0 && st.st_uid == ::geteuid() &&
@@ -129,7 +129,7 @@ absl::Status check_segment(const launch_environment& env, int fd) {
 
 absl::Status check_report_pipe(int fd) {
   struct stat st {};
-  if (::fstat(fd, &st) != 0) return not_open("ISO_REPORT_FD", fd);
+  if (::fstat(fd, &st) != 0) return not_open(kReportFdVariable, fd);
   const int flags = ::fcntl(fd, F_GETFL);
   if (!S_ISFIFO(st.st_mode) || flags == -1 || (flags & O_ACCMODE) != O_WRONLY) {
     return absl::FailedPreconditionError(absl::StrFormat(

@@ -2,17 +2,48 @@
 //   ISO_RANK, ISO_SIZE, ISO_TRANSPORT (shm|inproc), ISO_JOB_ID, ISO_JOB_SECRET, ISO_SHM_FD,
 //   ISO_REPORT_FD.
 // A process started without a launcher is a job of one node.
+//
+// kLaunchVariables below is the one list of these names. isorun, which may use only the
+// public headers, writes them out again; launcher_test checks that it sets and clears
+// exactly this list, so the two cannot drift apart.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "absl/status/statusor.h"
 
 namespace iso::runtime {
 
 enum class transport_kind { shm, inproc };
+
+inline constexpr char kSizeVariable[] = "ISO_SIZE";
+inline constexpr char kTransportVariable[] = "ISO_TRANSPORT";
+inline constexpr char kJobIdVariable[] = "ISO_JOB_ID";
+inline constexpr char kJobSecretVariable[] = "ISO_JOB_SECRET";
+inline constexpr char kRankVariable[] = "ISO_RANK";
+inline constexpr char kShmFdVariable[] = "ISO_SHM_FD";
+inline constexpr char kReportFdVariable[] = "ISO_REPORT_FD";
+
+struct launch_variable {
+  std::string_view name;
+  bool shm_only;  // set for an shm job only: an inproc job's one process has no rank or fds
+};
+
+// Every variable a launcher sets, and so every one it must clear from its own environment
+// before starting a job (values of an outer job must not leak into this one).
+inline constexpr std::array<launch_variable, 7> kLaunchVariables = {{
+    {kSizeVariable, false},
+    {kTransportVariable, false},
+    {kJobIdVariable, false},
+    {kJobSecretVariable, false},
+    {kRankVariable, true},
+    {kShmFdVariable, true},
+    {kReportFdVariable, true},
+}};
 
 struct launch_environment {
   transport_kind transport = transport_kind::shm;

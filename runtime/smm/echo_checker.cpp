@@ -15,7 +15,7 @@ void echo_checker::marker(std::uint32_t sequence, std::uint64_t pulse) {
   it->second.marked = true;
 }
 
-absl::Status echo_checker::check(comm::node_id from, std::uint32_t sequence, std::uint64_t pulse) {
+absl::Status echo_checker::check(node_id from, std::uint32_t sequence, std::uint64_t pulse) {
   auto it = pending_.find(sequence);
   if (it == pending_.end() || !it->second.marked) {
     return absl::DataLossError(absl::StrFormat(

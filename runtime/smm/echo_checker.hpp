@@ -8,13 +8,13 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
-#include "comm/transport.hpp"
+#include "runtime/smm/node_id.hpp"
 
 namespace iso::runtime {
 
 class echo_checker {
  public:
-  explicit echo_checker(comm::node_id self) : self_(self) {}
+  explicit echo_checker(node_id self) : self_(self) {}
 
   // Isochron `sequence` was issued with `parts` remote parts.
   void expect(std::uint32_t sequence, std::uint32_t parts);
@@ -22,7 +22,7 @@ class echo_checker {
   void marker(std::uint32_t sequence, std::uint64_t pulse);
   // Node `from` executed its part at `pulse`. DataLoss naming the isochron, the node and
   // both pulses when they differ, or when no such part is outstanding.
-  [[nodiscard]] absl::Status check(comm::node_id from, std::uint32_t sequence, std::uint64_t pulse);
+  [[nodiscard]] absl::Status check(node_id from, std::uint32_t sequence, std::uint64_t pulse);
   [[nodiscard]] std::size_t outstanding() const { return pending_.size(); }
 
  private:
@@ -31,7 +31,7 @@ class echo_checker {
     std::uint64_t pulse = 0;
     bool marked = false;
   };
-  comm::node_id self_;
+  node_id self_;
   absl::flat_hash_map<std::uint32_t, expectation> pending_;
 };
 

@@ -12,10 +12,9 @@
 
 #include "absl/status/statusor.h"
 #include "nicfw/topology.hpp"
+#include "runtime/smm/node_id.hpp"
 
 namespace iso::runtime {
-
-using node_id = std::uint32_t;
 
 struct page_info {
   std::uint8_t width = 8;           // bytes per variable
@@ -41,7 +40,7 @@ class page_table {
                                          const copyset_rule& rule);
 
   // The page holding `address`; OutOfRange when it is outside every page.
-  absl::StatusOr<const page_info*> find(std::uint64_t address) const;
+  [[nodiscard]] absl::StatusOr<const page_info*> find(std::uint64_t address) const;
   // The same without building a status: null when `address` is outside every page.
   [[nodiscard]] const page_info* lookup(std::uint64_t address) const {
     const std::uint64_t page = address >> page_shift_;

@@ -421,6 +421,7 @@ TEST_F(CApi, IsochronousMessagesReachTheirHandlers) {
   ASSERT_EQ(iso_barrier(), ISO_SUCCESS) << iso_last_error();  // both have executed everywhere
   ASSERT_EQ(g_received.size(), 2u);
   std::vector<std::pair<int, std::string>> got;
+  got.reserve(g_received.size());
   for (const received& r : g_received) got.emplace_back(r.source, r.text);
   std::sort(got.begin(), got.end());
   const std::pair<int, std::string> from_peer{peer, "hello from " + std::to_string(peer)};

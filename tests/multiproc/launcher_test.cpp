@@ -24,6 +24,8 @@
 #include <string>
 #include <vector>
 
+#include "runtime/bootstrap/launch_environment.hpp"
+
 extern char** environ;
 
 namespace {
@@ -64,11 +66,13 @@ class isorun_process {
     std::vector<std::string> words = {ISORUN_PATH};
     words.insert(words.end(), args.begin(), args.end());
     std::vector<char*> argv;
+    argv.reserve(words.size() + 1);
     for (std::string& word : words) argv.push_back(word.data());
     argv.push_back(nullptr);
     std::vector<std::string> environment(extra_environment);
     for (char** entry = environ; *entry != nullptr; ++entry) environment.emplace_back(*entry);
     std::vector<char*> envp;
+    envp.reserve(environment.size() + 1);
     for (std::string& entry : environment) envp.push_back(entry.data());
     envp.push_back(nullptr);
 
@@ -295,12 +299,12 @@ TEST(Isorun, LeavesNoSharedMemoryNameBehind) {
 }
 
 TEST(Isorun, NodesSeeTheirRankSizeAndSharedSegment) {
-  const outcome result =
-      run_isorun({"-n", "3", "--tag-output", "--", "sh", "-c",
-                  "test -e /proc/self/fd/$ISO_SHM_FD && echo rank=$ISO_RANK size=$ISO_SIZE;"
-                  "echo transport=$ISO_TRANSPORT id=$ISO_JOB_ID;"
-                  "echo segment=$(readlink /proc/self/fd/$ISO_SHM_FD);"
-                  "test -e /dev/shm/iso-$ISO_JOB_ID && echo name=present || echo name=absent"});
+  const std::string script =
+      "test -e /proc/self/fd/$ISO_SHM_FD && echo rank=$ISO_RANK size=$ISO_SIZE;"
+      "echo transport=$ISO_TRANSPORT id=$ISO_JOB_ID;"
+      "echo segment=$(readlink /proc/self/fd/$ISO_SHM_FD);"
+      "test -e /dev/shm/iso-$ISO_JOB_ID && echo name=present || echo name=absent";
+  const outcome result = run_isorun({"-n", "3", "--tag-output", "--", "sh", "-c", script});
   ASSERT_TRUE(result.exited);
   EXPECT_EQ(result.exit_code, 0) << result.err;
   EXPECT_EQ(result.err, "");
@@ -467,15 +471,56 @@ TEST(Isorun, NodesIgnoringSigtermAreKilledAfterTheGracePeriod) {
 
 TEST(Isorun, InprocStartsOneProcessWithoutRank) {
   // Values of an outer job must not leak into this one.
+  const std::string script =
+      "echo size=$ISO_SIZE transport=$ISO_TRANSPORT rank=${ISO_RANK-unset}"
+      " fd=${ISO_SHM_FD-unset} id=${#ISO_JOB_ID} secret=${#ISO_JOB_SECRET}";
   const outcome result =
-      run_isorun({"-n", "4", "--transport", "inproc", "--tag-output", "--", "sh", "-c",
-                  "echo size=$ISO_SIZE transport=$ISO_TRANSPORT rank=${ISO_RANK-unset}"
-                  " fd=${ISO_SHM_FD-unset} id=${#ISO_JOB_ID} secret=${#ISO_JOB_SECRET}"},
+      run_isorun({"-n", "4", "--transport", "inproc", "--tag-output", "--", "sh", "-c", script},
                  {"ISO_RANK=7", "ISO_SHM_FD=9"});
   ASSERT_TRUE(result.exited);
   EXPECT_EQ(result.exit_code, 0) << result.err;
   EXPECT_EQ(result.out, "[0] size=4 transport=inproc rank=unset fd=unset id=32 secret=32\n");
   EXPECT_EQ(result.err, "");
+}
+
+// isorun writes the launch variables' names itself (it may use only the public headers);
+// this holds them to the runtime's one list: for each transport, a node sees exactly the
+// variables the runtime reads for it, and none keeps a value from isorun's own environment.
+TEST(Isorun, SetsAndClearsExactlyTheRuntimesLaunchVariables) {
+  const std::string stale = "value-of-an-outer-job";
+  std::vector<std::string> outer;
+  outer.reserve(iso::runtime::kLaunchVariables.size());
+  for (const auto& variable : iso::runtime::kLaunchVariables) {
+    outer.push_back(std::string(variable.name) + "=" + stale);
+  }
+  for (const bool shm : {true, false}) {
+    SCOPED_TRACE(shm ? "shm" : "inproc");
+    const outcome result = run_isorun({"-n", "2", "--transport", shm ? "shm" : "inproc", "--", "sh",
+                                       "-c", "if [ \"${ISO_RANK-0}\" = 0 ]; then env; fi"},
+                                      outer);
+    ASSERT_TRUE(result.exited);
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    std::set<std::string> seen;
+    for (const std::string& line : lines_of(result.out)) {
+      const std::size_t equals = line.find('=');
+      if (line.rfind("ISO_", 0) != 0 || equals == std::string::npos) continue;
+      const std::string name = line.substr(0, equals);
+      EXPECT_NE(line.substr(equals + 1), stale) << name << " kept isorun's own value";
+      seen.insert(name);
+    }
+    std::set<std::string> expected;
+    for (const auto& variable : iso::runtime::kLaunchVariables) {
+      if (shm || !variable.shm_only) expected.insert(std::string(variable.name));
+    }
+    // Settings such as ISO_DEBUG pass through from the test's own environment.
+    std::set<std::string> launch_names;
+    for (const std::string& name : seen) {
+      if (expected.count(name) != 0 || ::getenv(name.c_str()) == nullptr) {
+        launch_names.insert(name);
+      }
+    }
+    EXPECT_EQ(launch_names, expected);
+  }
 }
 
 TEST(Isorun, TagOutputPrefixesWholeLines) {

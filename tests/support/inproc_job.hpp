@@ -15,12 +15,12 @@ namespace iso::test {
 int run_inproc(int nodes, const iso::options& opts, const std::function<void(iso::node&)>& body);
 
 // A suite whose every case runs with the NIC on its own thread and inline:
-//   class Isotach : public iso::test::placement_test {};
-//   INSTANTIATE_TEST_SUITE_P(NicPlacements, Isotach, iso::test::both_placements(),
-//                            iso::test::placement_name);
-class placement_test : public testing::TestWithParam<iso::nic_placement> {
+//   class Isotach : public iso::test::nic_mode_test {};
+//   INSTANTIATE_TEST_SUITE_P(NicModes, Isotach, iso::test::both_nic_modes(),
+//                            iso::test::nic_mode_name);
+class nic_mode_test : public testing::TestWithParam<iso::nic_mode> {
  protected:
-  // The case's placement, and a barrier timeout that bounds a hung case.
+  // The case's NIC mode, and a barrier timeout that bounds a hung case.
   [[nodiscard]] iso::options opts() const {
     iso::options o;
     o.nic = GetParam();
@@ -29,12 +29,12 @@ class placement_test : public testing::TestWithParam<iso::nic_placement> {
   }
 };
 
-inline auto both_placements() {
-  return testing::Values(iso::nic_placement::thread, iso::nic_placement::inline_poll);
+inline auto both_nic_modes() {
+  return testing::Values(iso::nic_mode::thread, iso::nic_mode::inline_poll);
 }
 
-inline std::string placement_name(const testing::TestParamInfo<iso::nic_placement>& param) {
-  return param.param == iso::nic_placement::thread ? "thread" : "inline";
+inline std::string nic_mode_name(const testing::TestParamInfo<iso::nic_mode>& param) {
+  return param.param == iso::nic_mode::thread ? "thread" : "inline";
 }
 
 }  // namespace iso::test

@@ -12,7 +12,7 @@
 
 #include "absl/strings/str_format.h"
 #include "iso/iso.hpp"
-#include "tools/bench/bench_driver.hpp"
+#include "tools/bench/iso_bench_common.hpp"
 
 namespace {
 
@@ -61,7 +61,7 @@ int main(int argc, char** argv) {
   const int iterations = cfg.quick ? 500 : 2000;
   if (cfg.as_worker) {
     iso::options opts;
-    opts.nic = cfg.placement;
+    opts.nic = cfg.mode;
     return iso::run(argc, argv, opts, [&](iso::node& node) { worker(node, iterations); });
   }
   const std::string bin = iso::bench::program_directory();

@@ -1,4 +1,4 @@
-// iso-idle: the CPU cost of an idle 2-node job, for each NIC placement.
+// iso-idle: the CPU cost of an idle 2-node job, for each NIC mode.
 //
 // After start-up, node 0 sleeps (it neither issues nor polls: only its NIC thread, if it
 // has one, can run) while node 1 waits in node.barrier() for it, which is how a node that
@@ -13,7 +13,7 @@
 //
 //   build/bin/iso-idle                    # drives: isorun -n 2, --nic thread then inline
 //   build/bin/iso-idle --quick            # shorter window, one round (for tests)
-//   build/bin/iso-idle --nic inline       # one placement only (thread|inline|auto)
+//   build/bin/iso-idle --nic inline       # one NIC mode only (thread|inline|auto)
 #include <sys/resource.h>
 #include <time.h>
 
@@ -26,7 +26,7 @@
 
 #include "absl/strings/str_format.h"
 #include "iso/iso.hpp"
-#include "tools/bench/bench_driver.hpp"
+#include "tools/bench/iso_bench_common.hpp"
 
 namespace {
 
@@ -86,7 +86,7 @@ int main(int argc, char** argv) {
   if (!parsed) return 2;
   const iso::bench::bench_args& cfg = *parsed;
   iso::options opts;
-  opts.nic = cfg.placement;
+  opts.nic = cfg.mode;
   const std::chrono::milliseconds window{cfg.quick ? 500 : 2000};
   if (cfg.as_worker) {
     return iso::run(argc, argv, opts, [&](iso::node& node) { worker(node, window); });
@@ -94,24 +94,23 @@ int main(int argc, char** argv) {
 
   const std::string bin = iso::bench::program_directory();
   const std::string self = bin + "/iso-idle";
-  const std::vector<std::string> placements = cfg.nic.empty()
-                                                  ? std::vector<std::string>{"thread", "inline"}
-                                                  : std::vector<std::string>{cfg.nic};
+  const std::vector<std::string> modes = cfg.nic.empty()
+                                             ? std::vector<std::string>{"thread", "inline"}
+                                             : std::vector<std::string>{cfg.nic};
   const int rounds = cfg.quick ? 1 : 5;
   std::printf(
       "iso-idle: CPU of an idle 2-node job (node 0 sleeps, node 1 waits in barrier),\n"
-      "%lld ms window from %lld ms after start, %d rounds per NIC placement\n",
+      "%lld ms window from %lld ms after start, %d rounds per NIC mode\n",
       static_cast<long long>(window.count()), static_cast<long long>(kGrace.count()), rounds);
   std::fflush(stdout);
-  std::vector<iso::bench::sample_table> results(placements.size());
+  std::vector<iso::bench::sample_table> results(modes.size());
   for (int round = 0; round < rounds; ++round) {
-    // Interleaved, so that a noisy spell of the host does not land on one placement only.
-    for (std::size_t p = 0; p < placements.size(); ++p) {
+    // Interleaved, so that a noisy spell of the host does not land on one NIC mode only.
+    for (std::size_t p = 0; p < modes.size(); ++p) {
       if (!iso::bench::collect(absl::StrFormat("'%s/isorun' -n 2 -- '%s' --worker%s --nic %s", bin,
-                                               self, cfg.quick ? " --quick" : "", placements[p]),
+                                               self, cfg.quick ? " --quick" : "", modes[p]),
                                results[p])) {
-        std::fprintf(stderr, "iso-idle: the measurement with --nic %s failed\n",
-                     placements[p].c_str());
+        std::fprintf(stderr, "iso-idle: the measurement with --nic %s failed\n", modes[p].c_str());
         return 1;
       }
     }
@@ -120,17 +119,16 @@ int main(int argc, char** argv) {
   std::printf("\nmedian [min-max] over rounds; goal: under %.0f%% of a core per node\n",
               kGoalPercent);
   std::printf("%-34s %-26s %-26s %s\n", "", "CPU % of a core", "wake-ups per s", "goal");
-  for (std::size_t p = 0; p < placements.size(); ++p) {
+  for (std::size_t p = 0; p < modes.size(); ++p) {
     for (int n = 0; n < 2; ++n) {
       const auto cpu = summarize(results[p][absl::StrFormat("idle_cpu_percent_node%d", n)]);
       const auto wakes = summarize(results[p][absl::StrFormat("idle_switches_per_s_node%d", n)]);
       const char* verdict = !cpu ? "-" : cpu->median < kGoalPercent ? "met" : "MISSED";
-      std::printf("%-34s %-26s %-26s %s\n",
-                  absl::StrFormat("nic %s, node %d (%s)", placements[p], n,
-                                  n == 0 ? "asleep" : "in barrier")
-                      .c_str(),
-                  iso::bench::cell(cpu, "%.2f").c_str(), iso::bench::cell(wakes, "%.0f").c_str(),
-                  verdict);
+      std::printf(
+          "%-34s %-26s %-26s %s\n",
+          absl::StrFormat("nic %s, node %d (%s)", modes[p], n, n == 0 ? "asleep" : "in barrier")
+              .c_str(),
+          iso::bench::cell(cpu, "%.2f").c_str(), iso::bench::cell(wakes, "%.0f").c_str(), verdict);
     }
   }
   return 0;

@@ -20,7 +20,7 @@
 
 #include "absl/strings/str_format.h"
 #include "iso/iso.hpp"
-#include "tools/bench/bench_driver.hpp"
+#include "tools/bench/iso_bench_common.hpp"
 
 namespace {
 
@@ -94,7 +94,7 @@ int main(int argc, char** argv) {
   const int iterations = quick ? 2000 : 20000;
   if (args->as_worker) {
     iso::options opts;
-    opts.nic = args->placement;
+    opts.nic = args->mode;
     return iso::run(argc, argv, opts,
                     [&](iso::node& node) { worker(node, repetitions, iterations); });
   }
@@ -125,7 +125,7 @@ int main(int argc, char** argv) {
       return 1;
     }
     if (have_peer) {
-      // The peer takes --quick only (the NIC placement is ours).
+      // The peer takes --quick only (the NIC mode is ours).
       iso::bench::collect(absl::StrFormat("'%s/run_shmem_peer.sh' '%s/iso-shmem-peer'%s "
                                           "2>/dev/null",
                                           bin, bin, quick ? " --quick" : ""),

@@ -28,7 +28,7 @@
 //
 //   build/bin/iso-pulse                   # drives: isorun -n 2
 //   build/bin/iso-pulse --quick           # shorter streams, fewer repetitions (for tests)
-//   build/bin/iso-pulse --nic thread      # the NIC placement (thread|inline|auto; default auto)
+//   build/bin/iso-pulse --nic thread      # the NIC mode (thread|inline|auto; default auto)
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -42,7 +42,7 @@
 
 #include "absl/strings/str_format.h"
 #include "iso/iso.hpp"
-#include "tools/bench/bench_driver.hpp"
+#include "tools/bench/iso_bench_common.hpp"
 
 namespace {
 
@@ -243,7 +243,7 @@ int main(int argc, char** argv) {
   if (!parsed) return 2;
   const iso::bench::bench_args& cfg = *parsed;
   iso::options opts;
-  opts.nic = cfg.placement;
+  opts.nic = cfg.mode;
   const sizes z = cfg.quick
                       ? sizes{.repetitions = 2, .stream = 2000, .demands = 200, .cold = 50}
                       : sizes{.repetitions = 5, .stream = 20000, .demands = 2000, .cold = 200};

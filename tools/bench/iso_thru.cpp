@@ -21,7 +21,7 @@
 //
 //   build/bin/iso-thru                    # drives: isorun -n 2 for ours, oshrun for the peer
 //   build/bin/iso-thru --quick            # fewer isochrons and repetitions (for tests)
-//   build/bin/iso-thru --nic thread       # the NIC placement (thread|inline|auto; default auto)
+//   build/bin/iso-thru --nic thread       # the NIC mode (thread|inline|auto; default auto)
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -32,7 +32,7 @@
 
 #include "absl/strings/str_format.h"
 #include "iso/iso.hpp"
-#include "tools/bench/bench_driver.hpp"
+#include "tools/bench/iso_bench_common.hpp"
 
 namespace {
 
@@ -130,7 +130,7 @@ int main(int argc, char** argv) {
   if (!parsed) return 2;
   const iso::bench::bench_args& cfg = *parsed;
   iso::options opts;
-  opts.nic = cfg.placement;
+  opts.nic = cfg.mode;
   const int repetitions = cfg.quick ? 3 : 5;
   const int count = cfg.quick ? 1000 : 10000;  // lat.c's NUM
   if (cfg.as_worker) {

@@ -10,27 +10,33 @@
 //               last copy.
 // The goal Ironman set (and missed at small sizes): isotach latency at most 2x non-isotach,
 // and isotach throughput at least half of non-isotach, at every size.
+// Beside them, Open MPI's MPI_Send/MPI_Recv measured the same way in the same run
+// (mbm-bench-mpi, built when MPI is found; without it the table says the peer is missing).
 //
-//   build/bin/mbm-bench                 # drives: isorun -n 2, 3 rounds x 3 repetitions
-//   build/bin/mbm-bench --quick         # fewer messages (for tests)
-//   build/bin/mbm-bench --nic thread    # the NIC placement (thread|inline|auto; default auto)
+//   build/bin/mbm-bench                 # drives: isorun -n 2 and mpirun -n 2, 3 rounds x 3
+//   repetitions build/bin/mbm-bench --quick         # fewer messages (for tests)
+//   build/bin/mbm-bench --nic thread    # the NIC mode (thread|inline|auto; default auto)
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_format.h"
 #include "iso/iso.hpp"
-#include "tools/bench/bench_driver.hpp"
+#include "tools/bench/iso_bench_common.hpp"
+#include "tools/bench/mbm_protocol.hpp"
 
 namespace {
 
 using clock_type = std::chrono::steady_clock;
 
-constexpr int kSizes[] = {64, 128, 256, 512, 1024};
-constexpr std::size_t kStreamBytes = 4'000'000;
+using iso::bench::mbm::kSizes;
 
 double micros(clock_type::duration d) {
   return std::chrono::duration<double, std::micro>(d).count();
@@ -107,25 +113,71 @@ double throughput(iso::node& node, const model& m, int size, std::size_t bytes) 
   return mbps;
 }
 
-void worker(iso::node& node, int repetitions, int round_trips, std::size_t stream_bytes) {
+void worker(iso::node& node, const iso::bench::mbm::run_shape& shape) {
   if (node.count() != 2) throw iso::error(iso::error_code::invalid_argument, "needs 2 nodes");
   // Warm-up: page in queues and buffers along both paths, at every size.
   for (const model& m : kModels) {
-    for (int size : kSizes) (void)latency(node, m, size, round_trips / 10 + 1);
+    for (int size : kSizes) {
+      (void)latency(node, m, size, iso::bench::mbm::warmup_round_trips(shape));
+    }
   }
-  for (int rep = 0; rep < repetitions; ++rep) {
+  for (int rep = 0; rep < shape.repetitions; ++rep) {
     for (int size : kSizes) {
       // The models alternate within a size, so drift on a noisy machine hits both alike.
       for (const model& m : kModels) {
-        const double us = latency(node, m, size, round_trips);
+        const double us = latency(node, m, size, shape.round_trips);
         if (node.id() == 1) std::printf("%s_lat_us %d %.4f\n", m.name, size, us);
-        const double mbps = throughput(node, m, size, stream_bytes);
+        const double mbps = throughput(node, m, size, shape.stream_bytes);
         if (node.id() == 0) std::printf("%s_thru_mbs %d %.2f\n", m.name, size, mbps);
       }
       std::fflush(stdout);
     }
   }
   node.barrier();
+}
+
+// The command that runs the Open MPI peer for one round, or none when mpirun or the peer
+// is missing. The options are comm-bench's: shared memory (vader) without the single-copy
+// mechanism, which containers often forbid and which then costs the peer ~3x at small
+// sizes; --oversubscribe so that a machine with fewer cores than ranks still runs it.
+std::optional<std::string> mpi_peer_command(const std::string& bin, bool quick) {
+  const std::string peer = bin + "/mbm-bench-mpi";
+  if (::access(peer.c_str(), X_OK) != 0) return std::nullopt;
+  if (std::system("command -v mpirun >/dev/null 2>&1") != 0) return std::nullopt;
+  if (::geteuid() == 0) {
+    // Open MPI refuses to start as root unless told twice that it is meant.
+    ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+    ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+  }
+  return absl::StrFormat(
+      "mpirun -n 2 --oversubscribe --mca pml ob1 --mca btl self,vader "
+      "--mca btl_vader_single_copy_mechanism none '%s'%s 2>/dev/null",
+      peer, quick ? " --quick" : "");
+}
+
+// One table per figure: isotach, non-isotach and Open MPI at every size, with the ratios
+// that matter: isotach against plain messages (Ironman's goal), and plain messages against
+// Open MPI (how our messaging compares with a tuned library).
+void print_table(iso::bench::sample_table& samples, const char* title, const std::string& figure) {
+  using iso::bench::cell;
+  using iso::bench::indexed_key;
+  using iso::bench::summarize;
+  auto ratio = [](const std::optional<iso::bench::summary>& a,
+                  const std::optional<iso::bench::summary>& b) {
+    if (!a || !b || b->median <= 0) return std::string("-");
+    return absl::StrFormat("%.1fx", a->median / b->median);
+  };
+  std::printf("\n%s\n", title);
+  std::printf("%-8s %-28s %-28s %-28s %-12s %s\n", "", "isotach", "non-isotach", "Open MPI",
+              "iso/non-iso", "non-iso/MPI");
+  for (int size : kSizes) {
+    const auto iso = summarize(samples[indexed_key("iso_" + figure, size)]);
+    const auto plain = summarize(samples[indexed_key("noniso_" + figure, size)]);
+    const auto mpi = summarize(samples[indexed_key("mpi_" + figure, size)]);
+    std::printf("%-8s %-28s %-28s %-28s %-12s %s\n", absl::StrFormat("%d B", size).c_str(),
+                cell(iso).c_str(), cell(plain).c_str(), cell(mpi).c_str(),
+                ratio(iso, plain).c_str(), ratio(plain, mpi).c_str());
+  }
 }
 
 }  // namespace
@@ -136,25 +188,26 @@ int main(int argc, char** argv) {
   if (!parsed) return 2;
   const iso::bench::bench_args& cfg = *parsed;
   iso::options opts;
-  opts.nic = cfg.placement;
-  const int repetitions = cfg.quick ? 1 : 3;
-  const int round_trips = cfg.quick ? 200 : 2000;
-  const std::size_t stream_bytes = cfg.quick ? kStreamBytes / 20 : kStreamBytes;
+  opts.nic = cfg.mode;
+  const iso::bench::mbm::run_shape& shape =
+      cfg.quick ? iso::bench::mbm::kQuick : iso::bench::mbm::kFull;
   if (cfg.as_worker) {
-    return iso::run(argc, argv, opts,
-                    [&](iso::node& node) { worker(node, repetitions, round_trips, stream_bytes); });
+    return iso::run(argc, argv, opts, [&](iso::node& node) { worker(node, shape); });
   }
 
   const std::string bin = iso::bench::program_directory();
   const std::string nic = cfg.nic.empty() ? "auto" : cfg.nic;
   const std::string flags = absl::StrFormat("%s --nic %s", cfg.quick ? " --quick" : "", nic);
-  const std::vector<std::string> indexed = {"noniso_lat_us", "iso_lat_us", "noniso_thru_mbs",
-                                            "iso_thru_mbs"};
+  const std::vector<std::string> indexed = {"noniso_lat_us",   "iso_lat_us",   "mpi_lat_us",
+                                            "noniso_thru_mbs", "iso_thru_mbs", "mpi_thru_mbs"};
   const int rounds = cfg.quick ? 1 : 3;
+  std::optional<std::string> peer = mpi_peer_command(bin, cfg.quick);
   std::printf(
-      "mbm-bench: isotach against non-isotach messages, 2 processes (shm), nic %s,\n"
-      "%d round trips per latency figure, %zu bytes per stream, %d rounds x %d repetitions\n",
-      nic.c_str(), round_trips, stream_bytes, rounds, repetitions);
+      "mbm-bench: isotach against non-isotach messages, 2 processes (shm), nic %s, beside\n"
+      "Open MPI; %d round trips per latency figure, %zu bytes per stream, %d rounds x %d "
+      "repetitions\n",
+      nic.c_str(), shape.round_trips, shape.stream_bytes, rounds, shape.repetitions);
+  if (!peer) std::printf("(no Open MPI peer: mpirun or mbm-bench-mpi missing; ours only)\n");
   std::fflush(stdout);
   iso::bench::sample_table samples;
   for (int round = 0; round < rounds; ++round) {
@@ -164,20 +217,17 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "mbm-bench: the measurement failed\n");
       return 1;
     }
-  }
-  // One table per figure: isotach beside non-isotach at every size.
-  auto print_table = [&](const char* title, const std::string& figure) {
-    using iso::bench::indexed_key;
-    using iso::bench::summarize;
-    std::printf("\n%s\n", title);
-    iso::bench::print_header("isotach", "non-isotach");
-    for (int size : kSizes) {
-      iso::bench::print_row(absl::StrFormat("%d B", size),
-                            summarize(samples[indexed_key("iso_" + figure, size)]),
-                            summarize(samples[indexed_key("noniso_" + figure, size)]));
+    // Rounds of ours and the peer's alternate, so that a noisy spell hits both alike.
+    if (peer && !iso::bench::collect_indexed(*peer, indexed, samples)) {
+      std::printf("(the Open MPI peer failed to run; ours only)\n");
+      peer.reset();
     }
-  };
-  print_table("one-way latency, microseconds: median [min-max] (goal: ratio at most 2)", "lat_us");
-  print_table("streaming throughput, MB/s at the receiver (goal: ratio at least 0.5)", "thru_mbs");
+  }
+  print_table(samples,
+              "one-way latency, microseconds: median [min-max] (goal: iso/non-iso at most 2)",
+              "lat_us");
+  print_table(samples,
+              "streaming throughput, MB/s at the receiver (goal: iso/non-iso at least 0.5)",
+              "thru_mbs");
   return 0;
 }

@@ -211,6 +211,7 @@ void job::launch_nodes() {
     node_launch launch;
     launch.command = &opts_.command;
     launch.base_environment = &base_environment;
+    // The runtime's kLaunchVariables, as launcher_test checks.
     launch.job_environment = {
         absl::StrFormat("ISO_SIZE=%d", opts_.nodes),
         absl::StrFormat("ISO_TRANSPORT=%s", inproc ? "inproc" : "shm"),

@@ -17,6 +17,8 @@ extern char** environ;
 namespace iso::isorun {
 namespace {
 
+// The runtime's kLaunchVariables (runtime/bootstrap/launch_environment.hpp), which isorun
+// may not include; launcher_test holds this list and job.cpp's to it.
 constexpr std::array<std::string_view, 7> kJobVariables = {
     "ISO_RANK",       "ISO_SIZE",   "ISO_TRANSPORT", "ISO_JOB_ID",
     "ISO_JOB_SECRET", "ISO_SHM_FD", "ISO_REPORT_FD",

@@ -83,21 +83,25 @@ struct fake_host {
   }
 };
 
+// How the cluster's NICs run: each on a thread of its own, or inline in the test's polls.
+enum class nic_run { thread, inline_poll };
+
 struct cluster {
   std::shared_ptr<const topology> topo;
   std::vector<std::unique_ptr<engine>> nics;
   std::vector<fake_host> hosts;
 
-  cluster(std::shared_ptr<const topology> t, placement where) : topo(std::move(t)) {
+  cluster(std::shared_ptr<const topology> t, nic_run how) : topo(std::move(t)) {
     const std::uint32_t n = topo->nodes();
     auto transports = comm::make_inproc_fabric(n, {.ring_capacity = 1 << 16});
     EXPECT_TRUE(transports.ok());
     hosts.resize(n);
     for (comm::node_id i = 0; i < n; ++i) {
-      nics.push_back(std::make_unique<engine>(
-          i, topo, std::move((*transports)[i]),
-          engine_options{
-              .where = where, .local_nodes = n, .local_index = i, .host_queue_bytes = 1 << 20}));
+      nics.push_back(std::make_unique<engine>(i, topo, std::move((*transports)[i]),
+                                              engine_options{.own_thread = how == nic_run::thread,
+                                                             .local_nodes = n,
+                                                             .local_index = i,
+                                                             .host_queue_bytes = 1 << 20}));
       hosts[i].id = i;
       hosts[i].next_from.assign(n, 0);
     }
@@ -187,19 +191,19 @@ void random_workload(cluster& c, int isochrons_per_node, std::uint32_t seed) {
 }
 
 TEST(Engine, OneSwitchInlineKeepsTheIsotachContract) {
-  cluster c(std::make_shared<topology>(topology::single_switch(4)), placement::inline_poll);
+  cluster c(std::make_shared<topology>(topology::single_switch(4)), nic_run::inline_poll);
   random_workload(c, 300, 1);
 }
 
 TEST(Engine, OneSwitchThreadsKeepTheIsotachContract) {
-  cluster c(std::make_shared<topology>(topology::single_switch(3)), placement::thread);
+  cluster c(std::make_shared<topology>(topology::single_switch(3)), nic_run::thread);
   random_workload(c, 300, 2);
 }
 
 TEST(Engine, OneSwitchWithASingleTmKeepsTheIsotachContract) {
   auto topo = parse_topology(R"(switch { name: "s0" node: 0 node: 1 node: 2 tm_host: 1 })", 3);
   ASSERT_TRUE(topo.ok()) << topo.status();
-  cluster c(std::make_shared<topology>(*topo), placement::inline_poll);
+  cluster c(std::make_shared<topology>(*topo), nic_run::inline_poll);
   random_workload(c, 300, 5);
 }
 
@@ -209,7 +213,7 @@ TEST(Engine, OneSwitchWithASingleTmKeepsTheIsotachContract) {
 // still get its tokens out: it once waited for a TM token from its own copy, which waited
 // for a token from it.
 TEST(Engine, ParkedSiuResumesAboveEveryCopysAnswer) {
-  cluster c(std::make_shared<topology>(topology::single_switch(3)), placement::inline_poll);
+  cluster c(std::make_shared<topology>(topology::single_switch(3)), nic_run::inline_poll);
   c.submit(0, {1, 2});
   c.drain(2);
   // Idle long enough for every SIU to park (an SIU parks after 1024 idle rounds).
@@ -238,7 +242,7 @@ TEST(Engine, ParkedSiuResumesAboveEveryCopysAnswer) {
 // The same under threads, where NICs sleep and wake at random: isochrons from random nodes,
 // each drained before the next, so SIUs park and resume often.
 TEST(Engine, ParkedSiusResumeWithReplicatedTms) {
-  cluster c(std::make_shared<topology>(topology::single_switch(3)), placement::thread);
+  cluster c(std::make_shared<topology>(topology::single_switch(3)), nic_run::thread);
   std::mt19937 rng(6);
   std::uint64_t expected = 0;
   for (int round = 0; round < 300; ++round) {
@@ -259,7 +263,7 @@ TEST(Engine, ParkedSiusResumeWithReplicatedTms) {
 // an SIU that stamped went as far as its stamp, so the other's answer finds it far enough
 // already, and closing that answer's pulse needs no token from it first.
 TEST(Engine, PingPongSendsNoTokenToItself) {
-  cluster c(std::make_shared<topology>(topology::single_switch(2)), placement::inline_poll);
+  cluster c(std::make_shared<topology>(topology::single_switch(2)), nic_run::inline_poll);
   constexpr int kRounds = 200;
   for (int round = 0; round < kRounds; ++round) {
     for (comm::node_id from : {0u, 1u}) {
@@ -297,19 +301,19 @@ TEST(Engine, ThreeSwitchChainKeepsTheIsotachContract) {
   )",
                              5);
   ASSERT_TRUE(topo.ok()) << topo.status();
-  cluster c(std::make_shared<topology>(*topo), placement::inline_poll);
+  cluster c(std::make_shared<topology>(*topo), nic_run::inline_poll);
   random_workload(c, 200, 3);
 }
 
 TEST(Engine, OneTokenPerLoopWorksToo) {
-  cluster c(std::make_shared<topology>(topology::single_switch(3, 1)), placement::inline_poll);
+  cluster c(std::make_shared<topology>(topology::single_switch(3, 1)), nic_run::inline_poll);
   random_workload(c, 200, 4);
 }
 
 // Isochrons the NIC takes in one batch get one stamp, and so share one marker; the next
 // batch gets the next.
 TEST(Engine, IsochronsStampedAlikeShareOneMarker) {
-  cluster c(std::make_shared<topology>(topology::single_switch(2)), placement::inline_poll);
+  cluster c(std::make_shared<topology>(topology::single_switch(2)), nic_run::inline_poll);
   constexpr int kIsochrons = 10;
   for (int i = 0; i < kIsochrons; ++i) c.submit(0, {1});
   c.drain(kIsochrons);
@@ -333,7 +337,7 @@ TEST(Engine, StampsRespectDistance) {
   )",
                              2);
   ASSERT_TRUE(topo.ok());
-  cluster c(std::make_shared<topology>(*topo), placement::inline_poll);
+  cluster c(std::make_shared<topology>(*topo), nic_run::inline_poll);
   c.submit(0, {1});
   c.drain(1);
   ASSERT_EQ(c.hosts[0].marker_stamps.size(), 1u);
@@ -343,7 +347,7 @@ TEST(Engine, StampsRespectDistance) {
 
 // Lazy time: with nothing to do, no tokens move, so logical time stands still.
 TEST(Engine, IdleJobHoldsTimeStill) {
-  cluster c(std::make_shared<topology>(topology::single_switch(3)), placement::inline_poll);
+  cluster c(std::make_shared<topology>(topology::single_switch(3)), nic_run::inline_poll);
   c.submit(1, {0, 2});
   c.drain(2);
   for (int i = 0; i < 100; ++i) c.pump();
@@ -363,7 +367,7 @@ double cpu_seconds() {
 // A NIC about to sleep parks its idle SIU, so that nobody has to wake it for a token; an
 // SIU that merely counted idle rounds would stay active far longer than a host spins.
 TEST(Engine, AnInlineNicParksItsIdleSiuBeforeItSleeps) {
-  cluster c(std::make_shared<topology>(topology::single_switch(2)), placement::inline_poll);
+  cluster c(std::make_shared<topology>(topology::single_switch(2)), nic_run::inline_poll);
   c.submit(0, {1});
   c.drain(1);
   c.pump();  // a round with nothing to do
@@ -381,7 +385,7 @@ TEST(Engine, AnInlineNicParksItsIdleSiuBeforeItSleeps) {
 // "the SIU's pulse has reached the demand" never becomes true; a NIC thread that waited for
 // that once spun forever after a barrier.)
 TEST(Engine, NicThreadsSleepOnceAHostDemandIsMet) {
-  cluster c(std::make_shared<topology>(topology::single_switch(2)), placement::thread);
+  cluster c(std::make_shared<topology>(topology::single_switch(2)), nic_run::thread);
   c.submit(0, {1});
   c.drain(1);
   const std::uint64_t pulse = c.hosts[0].marker_stamps.at(0);

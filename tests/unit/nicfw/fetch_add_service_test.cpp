@@ -19,16 +19,17 @@ struct counters_cluster {
   // Answers by node, in the order each host got them: (ticket, value before).
   std::vector<std::vector<fetch_add_result>> answers;
 
-  counters_cluster(std::uint32_t n, placement where) {
+  counters_cluster(std::uint32_t n, bool own_thread) {
     auto topo = std::make_shared<topology>(topology::single_switch(n));
     auto transports = comm::make_inproc_fabric(n, {.ring_capacity = 1 << 16});
     EXPECT_TRUE(transports.ok());
     answers.resize(n);
     for (comm::node_id i = 0; i < n; ++i) {
-      nics.push_back(std::make_unique<engine>(
-          i, topo, std::move((*transports)[i]),
-          engine_options{
-              .where = where, .local_nodes = n, .local_index = i, .host_queue_bytes = 1 << 20}));
+      nics.push_back(std::make_unique<engine>(i, topo, std::move((*transports)[i]),
+                                              engine_options{.own_thread = own_thread,
+                                                             .local_nodes = n,
+                                                             .local_index = i,
+                                                             .host_queue_bytes = 1 << 20}));
       nics.back()->add_service(std::make_unique<fetch_add_service>(nics.back()->context()),
                                fetch_add_service::kBinding);
     }
@@ -93,10 +94,10 @@ struct counters_cluster {
 // Every node, the owner included, adds 1 to one counter many times: the values returned
 // are exactly 0..total-1 (each once), each node's in increasing order (its requests are
 // applied in the order it made them), and a last add sees the total.
-void every_node_increments_one_counter(placement where) {
+void every_node_increments_one_counter(bool own_thread) {
   constexpr std::uint32_t kNodes = 3;
   constexpr std::uint32_t kEach = 500;
-  counters_cluster c(kNodes, where);
+  counters_cluster c(kNodes, own_thread);
   for (std::uint32_t k = 0; k < kEach; ++k) {
     for (comm::node_id i = 0; i < kNodes; ++i) c.request(i, /*owner=*/1, /*counter=*/42, 1, k);
   }
@@ -121,16 +122,16 @@ void every_node_increments_one_counter(placement where) {
 }
 
 TEST(FetchAddService, EveryNodeIncrementsOneCounterInline) {
-  every_node_increments_one_counter(placement::inline_poll);
+  every_node_increments_one_counter(/*own_thread=*/false);
 }
 
 TEST(FetchAddService, EveryNodeIncrementsOneCounterOnNicThreads) {
-  every_node_increments_one_counter(placement::thread);
+  every_node_increments_one_counter(/*own_thread=*/true);
 }
 
 // Counters are independent, start at 0, and wrap as unsigned 64-bit integers.
 TEST(FetchAddService, CountersAreIndependentAndWrap) {
-  counters_cluster c(2, placement::inline_poll);
+  counters_cluster c(2, /*own_thread=*/false);
   c.request(0, 1, 1, 5, 0);
   c.request(0, 1, 2, ~std::uint64_t{0}, 1);  // 0 - 1
   c.request(0, 1, 1, 7, 2);
@@ -152,7 +153,7 @@ TEST(FetchAddService, CountersAreIndependentAndWrap) {
 // The counter's NIC answers without its host: with NIC threads, node 0's host never
 // polls, and the others still get every answer.
 TEST(FetchAddService, TheOwnersHostIsNotNeeded) {
-  counters_cluster c(3, placement::thread);
+  counters_cluster c(3, /*own_thread=*/true);
   for (std::uint32_t k = 0; k < 100; ++k) {
     c.request(1, 0, 7, 1, k);
     c.request(2, 0, 7, 1, k);

@@ -292,7 +292,7 @@ TEST(ApiEdge, BarrierAndQuiesceInsideAnOpenIsochronAreRefused) {
 TEST(ApiEdge, QuietReturnsOnceEveryNodeHasExecutedThisNodesIsochrons) {
   constexpr int kIsochrons = 20;
   iso::options o = bounded();
-  o.nic = iso::nic_placement::thread;  // pulses close while node 2's host is held
+  o.nic = iso::nic_mode::thread;  // pulses close while node 2's host is held
   std::atomic<bool> in_quiet{false};
   std::atomic<bool> released{false};
   std::atomic<bool> quiet_done{false};

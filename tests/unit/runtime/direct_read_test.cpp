@@ -15,10 +15,10 @@ namespace {
 using iso::test::read_alone;
 using iso::test::run_inproc;
 
-class DirectReads : public iso::test::placement_test {};
+class DirectReads : public iso::test::nic_mode_test {};
 
-INSTANTIATE_TEST_SUITE_P(NicPlacements, DirectReads, iso::test::both_placements(),
-                         iso::test::placement_name);
+INSTANTIATE_TEST_SUITE_P(NicModes, DirectReads, iso::test::both_nic_modes(),
+                         iso::test::nic_mode_name);
 
 // Node 0 reads a variable held only by node 1, which keeps writing it in purely local
 // isochrons: each read sees a value at least as new as the one before, the final value

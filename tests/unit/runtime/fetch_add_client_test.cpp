@@ -17,9 +17,9 @@ namespace {
 
 using iso::test::run_inproc;
 
-class FetchAddClient : public iso::test::placement_test {};
-INSTANTIATE_TEST_SUITE_P(NicPlacements, FetchAddClient, iso::test::both_placements(),
-                         iso::test::placement_name);
+class FetchAddClient : public iso::test::nic_mode_test {};
+INSTANTIATE_TEST_SUITE_P(NicModes, FetchAddClient, iso::test::both_nic_modes(),
+                         iso::test::nic_mode_name);
 
 // Every node takes numbers from one counter on node 1 (a work queue's idiom), with
 // isochrons and plain messages flowing at the same time: every number is taken once.

@@ -1,5 +1,5 @@
 // The isotach receive queue, signals and isotach barriers, as inproc jobs with both NIC
-// placements: one order and one logical time for every notice on every node, coalescing,
+// modes: one order and one logical time for every notice on every node, coalescing,
 // strong and weak completion, back-to-back barriers, and misuse.
 #include <gtest/gtest.h>
 
@@ -17,10 +17,9 @@ namespace {
 
 using iso::test::run_inproc;
 
-class Group : public iso::test::placement_test {};
+class Group : public iso::test::nic_mode_test {};
 
-INSTANTIATE_TEST_SUITE_P(NicPlacements, Group, iso::test::both_placements(),
-                         iso::test::placement_name);
+INSTANTIATE_TEST_SUITE_P(NicModes, Group, iso::test::both_nic_modes(), iso::test::nic_mode_name);
 
 struct sequenced {
   std::uint32_t seq;

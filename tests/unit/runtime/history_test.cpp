@@ -97,7 +97,7 @@ void expect_issue_order(const std::vector<iso::trace_event>& events) {
 }
 
 TEST(History, RandomWorkloadOnOneSwitchIsSequentiallyConsistent) {
-  for (iso::nic_placement nic : {iso::nic_placement::inline_poll, iso::nic_placement::thread}) {
+  for (iso::nic_mode nic : {iso::nic_mode::inline_poll, iso::nic_mode::thread}) {
     iso::options opts;
     opts.nic = nic;
     const auto events = run_random_workload(3, opts, 1);

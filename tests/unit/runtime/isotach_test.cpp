@@ -20,10 +20,9 @@ namespace {
 
 using iso::test::run_inproc;
 
-class Isotach : public iso::test::placement_test {};
+class Isotach : public iso::test::nic_mode_test {};
 
-INSTANTIATE_TEST_SUITE_P(NicPlacements, Isotach, iso::test::both_placements(),
-                         iso::test::placement_name);
+INSTANTIATE_TEST_SUITE_P(NicModes, Isotach, iso::test::both_nic_modes(), iso::test::nic_mode_name);
 
 // Reads var(n) for every node n in its own isochron; counts (and reports, naming `when`)
 // every value other than expected(n).

@@ -16,9 +16,9 @@ namespace {
 
 using iso::test::run_inproc;
 
-class ReadModifyWrite : public iso::test::placement_test {};
-INSTANTIATE_TEST_SUITE_P(NicPlacements, ReadModifyWrite, iso::test::both_placements(),
-                         iso::test::placement_name);
+class ReadModifyWrite : public iso::test::nic_mode_test {};
+INSTANTIATE_TEST_SUITE_P(NicModes, ReadModifyWrite, iso::test::both_nic_modes(),
+                         iso::test::nic_mode_name);
 
 std::int64_t read_alone(iso::node& node, iso::shared_var<std::int64_t> v) {
   iso::value<std::int64_t> r;

@@ -1,8 +1,6 @@
-#include "nicfw/placement.hpp"
+#include "nicfw/nic_thread.hpp"
 
 #include <hwloc.h>
-
-#include "nicfw/engine.hpp"
 
 namespace iso::nicfw {
 namespace {
@@ -24,9 +22,7 @@ int core_count(const hwloc_topology_handle& h) {
 
 }  // namespace
 
-bool choose_thread_mode(placement requested, std::uint32_t local_nodes) {
-  if (requested == placement::thread) return true;
-  if (requested == placement::inline_poll) return false;
+bool cores_for_nic_threads(std::uint32_t local_nodes) {
   hwloc_topology_handle h;
   return static_cast<std::uint32_t>(core_count(h)) >= 2 * local_nodes;
 }
