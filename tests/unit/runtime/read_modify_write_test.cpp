@@ -46,6 +46,7 @@ void counter_case(const iso::options& o, iso::placement where) {
       mine.push_back(iso.fetch_add(counter, 1));
     }
     std::vector<std::int64_t> values;
+    values.reserve(mine.size());
     for (const auto& v : mine) values.push_back(v.get());
     // One node's increments execute in its issue order.
     EXPECT_TRUE(std::is_sorted(values.begin(), values.end()));
