@@ -15,7 +15,7 @@ absl::Status step(std::vector<std::string>& trace, const std::string& name, absl
   return result;
 }
 
-absl::Status three_steps(std::vector<std::string>& trace, absl::Status second) {
+absl::Status three_steps(std::vector<std::string>& trace, const absl::Status& second) {
   ISO_RETURN_IF_ERROR(step(trace, "first", absl::OkStatus()));
   ISO_RETURN_IF_ERROR(step(trace, "second", second));
   ISO_RETURN_IF_ERROR(step(trace, "third", absl::OkStatus()));

@@ -32,7 +32,7 @@ class scripted_transport : public comm::transport {
     std::vector<std::byte> bytes;
   };
 
-  std::size_t max_packet_size() const override { return max_packet_; }
+  [[nodiscard]] std::size_t max_packet_size() const override { return max_packet_; }
   absl::Status send(comm::node_id destination, std::span<const comm::byte_span> pieces) override {
     ++send_calls;
     if (destination >= size()) return absl::InvalidArgumentError("no such node");
@@ -51,7 +51,7 @@ class scripted_transport : public comm::transport {
   }
   void wait(absl::Duration, absl::FunctionRef<bool()>) override {}
   void wake() override {}
-  comm::transport_counters counters() const override { return {}; }
+  [[nodiscard]] comm::transport_counters counters() const override { return {}; }
 
   std::set<comm::node_id> closed;  // destinations whose path is full
   absl::Status failure;            // returned by every send while not OK

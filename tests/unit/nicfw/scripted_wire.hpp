@@ -169,7 +169,7 @@ class scripted_transport : public comm::transport {
   scripted_transport(comm::node_id self, std::uint32_t size)
       : comm::transport(self, size), sent(size) {}
 
-  std::size_t max_packet_size() const override { return 64 * 1024; }
+  [[nodiscard]] std::size_t max_packet_size() const override { return 64 * 1024; }
   absl::Status send(comm::node_id destination, std::span<const comm::byte_span> pieces) override {
     if (destination >= size()) return absl::InvalidArgumentError("no such node");
     std::vector<std::byte> bytes;
@@ -190,7 +190,7 @@ class scripted_transport : public comm::transport {
   }
   void wait(absl::Duration, absl::FunctionRef<bool()>) override {}
   void wake() override {}
-  comm::transport_counters counters() const override { return {}; }
+  [[nodiscard]] comm::transport_counters counters() const override { return {}; }
 
   void feed(comm::node_id source, std::vector<std::byte> bytes) {
     inbound_.push_back({source, std::move(bytes)});

@@ -67,7 +67,7 @@ class recording_sink : public execution_sink {
                 std::uint64_t address, std::uint64_t value) override {
     history.push_back({at.pulse, at.pid, at.rank, op_index, code, address, value});
   }
-  bool tracing() const override { return trace; }
+  [[nodiscard]] bool tracing() const override { return trace; }
 
   bool trace = false;
   absl::Status handler_status;
@@ -86,7 +86,7 @@ class stream {
     out_.put(read_body{slot, first});
     return *this;
   }
-  stream& change(op_code code, std::uint64_t address, std::vector<std::uint64_t> values,
+  stream& change(op_code code, std::uint64_t address, const std::vector<std::uint64_t>& values,
                  std::uint8_t width = 8, std::uint16_t index = 0) {
     out_.put(op_header{code, width, index, static_cast<std::uint32_t>(values.size()), address});
     for (std::uint64_t v : values) out_.put(v);

@@ -30,7 +30,7 @@ nicfw::topology chain() {
   return *std::move(topo);
 }
 
-copyset_rule on(std::vector<node_id> nodes) {
+copyset_rule on(const std::vector<node_id>& nodes) {
   return [nodes](std::uint64_t) { return nodes; };
 }
 

@@ -25,6 +25,7 @@ std::vector<std::byte> copy_of(std::span<const std::byte> s) { return {s.begin()
 
 std::vector<std::uint32_t> sequences(const std::vector<bucket_item>& items) {
   std::vector<std::uint32_t> out;
+  out.reserve(items.size());
   for (const bucket_item& item : items) out.push_back(item.sequence);
   return out;
 }
