@@ -2,7 +2,6 @@
 
 #include "absl/strings/str_format.h"
 #include "comm/inproc.hpp"
-#include "runtime/bootstrap/segment_bootstrap.hpp"
 
 namespace iso::runtime {
 
@@ -27,17 +26,6 @@ absl::StatusOr<std::unique_ptr<comm::transport>> inproc_fabric::open_transport(s
         absl::StrFormat("the in-process port of node %u is taken or does not exist", rank));
   }
   return std::move(ports_[rank]);
-}
-
-std::unique_ptr<bootstrap> inproc_fabric::open_bootstrap(std::uint32_t rank,
-                                                         absl::Duration stopped_limit) {
-  return std::make_unique<segment_bootstrap>(segment_, rank, secret_, stopped_limit);
-}
-
-std::vector<std::span<std::byte>> inproc_fabric::windows() const {
-  std::vector<std::span<std::byte>> out;
-  for (std::uint32_t n = 0; n < segment_->nodes(); ++n) out.push_back(segment_->window(n));
-  return out;
 }
 
 }  // namespace iso::runtime

@@ -9,8 +9,7 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
-#include "comm/shm_segment.hpp"
-#include "runtime/fabric/fabric.hpp"
+#include "runtime/fabric/segment_fabric.hpp"
 
 namespace iso::runtime {
 
@@ -20,30 +19,21 @@ struct inproc_fabric_options {
   std::size_t window_bytes = 0;  // of each node's memory window (0: none)
 };
 
-class inproc_fabric final : public fabric {
+class inproc_fabric final : public segment_fabric {
  public:
   // InvalidArgument for a bad ring capacity or no nodes; ResourceExhausted without memory.
   static absl::StatusOr<std::shared_ptr<inproc_fabric>> create(
       std::uint32_t nodes, const std::string& secret, const inproc_fabric_options& options);
 
-  [[nodiscard]] std::uint32_t nodes() const override { return segment_->nodes(); }
-  [[nodiscard]] std::uint32_t local_nodes() const override { return segment_->nodes(); }
   // FailedPrecondition when `rank`'s port was taken already.
   [[nodiscard]] absl::StatusOr<std::unique_ptr<comm::transport>> open_transport(
       std::uint32_t rank) override;
-  [[nodiscard]] std::unique_ptr<bootstrap> open_bootstrap(std::uint32_t rank,
-                                                          absl::Duration stopped_limit) override;
-  [[nodiscard]] std::vector<std::span<std::byte>> windows() const override;
-  void mark_failed(std::uint32_t rank) override { segment_->mark_failed(rank); }
-  [[nodiscard]] absl::Status job_status() const override { return segment_->job_status(); }
 
  private:
   inproc_fabric(std::shared_ptr<comm::shm_segment> segment, std::string secret,
                 std::vector<std::unique_ptr<comm::transport>> ports)
-      : segment_(std::move(segment)), secret_(std::move(secret)), ports_(std::move(ports)) {}
+      : segment_fabric(std::move(segment), std::move(secret)), ports_(std::move(ports)) {}
 
-  std::shared_ptr<comm::shm_segment> segment_;
-  std::string secret_;
   absl::Mutex mu_;
   std::vector<std::unique_ptr<comm::transport>> ports_ ABSL_GUARDED_BY(mu_);  // by rank
 };
