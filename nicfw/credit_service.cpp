@@ -13,7 +13,8 @@ constexpr packet_binding kPackets[] = {
 
 }  // namespace
 
-const service_binding credit_service::kBinding{.packets = kPackets, .submissions = {}};
+const service_binding credit_service::kBinding{
+    .packets = kPackets, .submissions = {}, .polled = true};
 
 absl::Status credit_service::on_packet(comm::node_id source, const packet_header& header,
                                        comm::byte_span body) {

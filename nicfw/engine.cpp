@@ -53,6 +53,7 @@ void engine::add_service(std::unique_ptr<nic_service> service, const service_bin
     ISO_CHECK(submitters_[kind] == nullptr) << "submission kind " << kind << " is taken";
     submitters_[kind] = service.get();
   }
+  if (binding.polled) polled_.push_back(service.get());
   services_.push_back(std::move(service));
 }
 
@@ -192,7 +193,7 @@ absl::Status engine::poll_once(bool& did_work) {
   did_work |= handled != 0;
 
   time_->note_host_demand(host_demand_.load(std::memory_order_relaxed));
-  for (const std::unique_ptr<nic_service>& service : services_) {
+  for (nic_service* service : polled_) {
     if (absl::Status s = service->poll(did_work); !s.ok()) return s;
   }
   release_held_data();

@@ -179,8 +179,9 @@ class engine final : private nic_context {
   host_channel channel_;
   outbound out_;
   credit_ledger credits_;
-  std::vector<std::unique_ptr<nic_service>> services_;       // in the order they are polled
-  std::array<type_binding, kPacketTypes> bindings_{};        // by packet type
+  std::vector<std::unique_ptr<nic_service>> services_;  // in the order they were added
+  std::vector<nic_service*> polled_;                    // those polled every round, in that order
+  std::array<type_binding, kPacketTypes> bindings_{};   // by packet type
   std::array<nic_service*, kSubmissionKinds> submitters_{};  // by submission kind
   std::vector<nic_service*> submitted_to_;  // services that saw this round's submissions
   isotach_time_service* time_ = nullptr;

@@ -63,6 +63,7 @@ class isotach_time_service final : public nic_service {
   void release_closed_pulses();
 
   nic_context& nic_;
+  const outbound& out_;  // only to see whether loopback packets wait
   comm::node_id self_;
   const topology& topo_;
   siu siu_;

@@ -46,6 +46,9 @@ struct packet_binding {
 struct service_binding {
   std::span<const packet_binding> packets;
   std::span<const submission_kind> submissions;
+  // poll() is called every round. Off for services that only react to packets and
+  // submissions: a round is on the path of every hop, and idle calls add up.
+  bool polled = false;
 };
 
 // What a service may ask of its NIC. Calls come from the NIC's thread only.
@@ -103,8 +106,8 @@ class nic_service {
     (void)did_work;
     return absl::OkStatus();
   }
-  // Once per round, after the transport was polled; services are polled in the order
-  // they were added. Sets did_work when it did anything.
+  // Once per round, after the transport was polled, when the binding says `polled`;
+  // services are polled in the order they were added. Sets did_work when it did anything.
   [[nodiscard]] virtual absl::Status poll(bool& did_work) {
     (void)did_work;
     return absl::OkStatus();

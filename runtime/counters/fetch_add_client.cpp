@@ -10,7 +10,7 @@ namespace iso::runtime {
 
 fetch_add_client::fetch_add_client(event_loop& loop) : loop_(loop) {
   constexpr nicfw::delivery_kind kKinds[] = {nicfw::kFetchAddResult};
-  loop.add_unit(*this, kKinds);
+  loop.add_unit(*this, kKinds, /*ends_rounds=*/false);
 }
 
 absl::StatusOr<std::uint32_t> fetch_add_client::fetch_add(comm::node_id owner,

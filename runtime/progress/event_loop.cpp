@@ -13,14 +13,15 @@ event_loop::event_loop(nicfw::engine& nic, waiter_policy policy,
                        std::function<absl::Status()> job_status)
     : nic_(nic), policy_(policy), job_status_(std::move(job_status)) {}
 
-void event_loop::add_unit(delivery_unit& unit, std::span<const nicfw::delivery_kind> kinds) {
+void event_loop::add_unit(delivery_unit& unit, std::span<const nicfw::delivery_kind> kinds,
+                          bool ends_rounds) {
   for (nicfw::delivery_kind kind : kinds) {
     const auto k = static_cast<std::size_t>(kind);
     ISO_CHECK(kind != nicfw::delivery_kind::direct && by_kind_[k] == nullptr)
         << "delivery kind " << k << " is already taken";
     by_kind_[k] = &unit;
   }
-  units_.push_back(&unit);
+  if (ends_rounds) units_.push_back(&unit);
 }
 
 void event_loop::add_direct_unit(delivery_unit& unit, std::uint8_t tag) {

@@ -59,9 +59,12 @@ class event_loop {
 
   [[nodiscard]] nicfw::engine& nic() { return nic_; }
 
-  // Registers `unit` for deliveries of `kinds` (not `direct`: see add_direct_unit), and for
-  // end_round() once. A kind another unit has is a programming error.
-  void add_unit(delivery_unit& unit, std::span<const nicfw::delivery_kind> kinds);
+  // Registers `unit` for deliveries of `kinds` (not `direct`: see add_direct_unit), and,
+  // unless `ends_rounds` is false, for end_round() once (a round is on the path of every
+  // message: a unit with nothing to do there stays out). A kind another unit has is a
+  // programming error.
+  void add_unit(delivery_unit& unit, std::span<const nicfw::delivery_kind> kinds,
+                bool ends_rounds = true);
   // Registers `unit` for direct packets whose first byte is `tag`.
   void add_direct_unit(delivery_unit& unit, std::uint8_t tag);
 
