@@ -2,9 +2,12 @@
 
 #include <charconv>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <system_error>
 #include <thread>
+
+#include "absl/strings/str_format.h"
 
 namespace iso::bench {
 
@@ -67,6 +70,17 @@ void set_done(iso::node& node, iso::shared_var<std::int64_t> done, std::int64_t 
   iso::isochron iso(node);
   iso.write(done, value);
   iso.end();
+}
+
+bool shmem_peer_built(const std::string& bin) {
+  return std::system(absl::StrFormat("test -x '%s/iso-shmem-peer'", bin).c_str()) == 0;
+}
+
+void collect_shmem_peer(const std::string& bin, bool quick, sample_table& peer) {
+  // The peer takes --quick only (the NIC mode is ours).
+  collect(absl::StrFormat("'%s/run_shmem_peer.sh' '%s/iso-shmem-peer'%s 2>/dev/null", bin, bin,
+                          quick ? " --quick" : ""),
+          peer, /*tolerate_exit=*/true);
 }
 
 }  // namespace iso::bench

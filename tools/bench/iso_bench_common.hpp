@@ -32,4 +32,10 @@ std::optional<bench_args> parse_bench_args(int argc, char** argv, const char* na
 void serve_until(iso::node& node, iso::shared_var<std::int64_t> done, std::int64_t value = 1);
 void set_done(iso::node& node, iso::shared_var<std::int64_t> done, std::int64_t value = 1);
 
+// The OpenSHMEM peer (iso-shmem-peer, run by run_shmem_peer.sh beside the drivers in `bin`):
+// whether it was built, and one run of it into `peer` (its failures are tolerated: a crash
+// at its end keeps the lines it printed).
+[[nodiscard]] bool shmem_peer_built(const std::string& bin);
+void collect_shmem_peer(const std::string& bin, bool quick, sample_table& peer);
+
 }  // namespace iso::bench

@@ -104,8 +104,7 @@ int main(int argc, char** argv) {
   const std::string flags =
       std::string(quick ? " --quick" : "") + (args->nic.empty() ? "" : " --nic " + args->nic);
   iso::bench::sample_table ours, nic_path, peer;
-  const bool have_peer =
-      std::system(absl::StrFormat("test -x '%s/iso-shmem-peer'", bin).c_str()) == 0;
+  const bool have_peer = iso::bench::shmem_peer_built(bin);
   const int rounds = quick ? 1 : 3;
   std::printf("iso-lat: single-read isochrons, %d processes (shm), %d rounds x %d repetitions\n",
               args->nodes, rounds, repetitions);
@@ -124,13 +123,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "iso-lat: our measurement (NIC path) failed\n");
       return 1;
     }
-    if (have_peer) {
-      // The peer takes --quick only (the NIC mode is ours).
-      iso::bench::collect(absl::StrFormat("'%s/run_shmem_peer.sh' '%s/iso-shmem-peer'%s "
-                                          "2>/dev/null",
-                                          bin, bin, quick ? " --quick" : ""),
-                          peer, /*tolerate_exit=*/true);
-    }
+    if (have_peer) iso::bench::collect_shmem_peer(bin, quick, peer);
   }
   if (!have_peer) std::printf("(no OpenSHMEM peer built: ours only)\n");
   using iso::bench::summarize;

@@ -144,8 +144,7 @@ int main(int argc, char** argv) {
   const std::vector<std::string> indexed = {"remote_issue_us", "remote_total_us", "mixed_issue_us",
                                             "mixed_total_us", "shmem_p_quiet_k_us"};
   iso::bench::sample_table ours, peer;
-  const bool have_peer =
-      std::system(absl::StrFormat("test -x '%s/iso-shmem-peer'", bin).c_str()) == 0;
+  const bool have_peer = iso::bench::shmem_peer_built(bin);
   const int rounds = cfg.quick ? 1 : 3;
   std::printf(
       "iso-thru: isochrons of k writes to distinct pages, 2 processes (shm), nic %s,\n"
