@@ -78,26 +78,6 @@ absl::Status event_loop::progress(bool& did_work) {
   return failure_;
 }
 
-absl::Status event_loop::progress_now_and_then(std::size_t bytes) {
-  // Calls that need no progress to complete (an isochron handed to the NIC, one that
-  // completes here, a message taken from a full queue) leave the NIC idle when it runs
-  // inline, and the pulses and credits it would have handled wait:
-  //   - a program spinning on a flag only it holds never lets another node's write arrive;
-  //   - a stream goes one credit window at a time: the sender's NIC stamps the whole window
-  //     as one pulse once credits run out, and the receiver returns credits only once its
-  //     queue is empty, so neither side works while the other does.
-  // A round every 32 KiB of traffic (an eighth of the default credit window) keeps both
-  // sides busy; a call counts as 32 bytes, so calls that move nothing get a round every
-  // 1024. Not more often: a round costs about as much as a few small isochrons, and every
-  // pulse a stream is cut into costs tokens.
-  constexpr std::size_t kCallWeight = 32;
-  constexpr std::size_t kProgressEvery = 32 * 1024;
-  unpolled_work_ += bytes + kCallWeight;
-  if (unpolled_work_ < kProgressEvery) return absl::OkStatus();
-  bool did = false;
-  return progress(did);
-}
-
 absl::Status event_loop::wait_for(absl::FunctionRef<bool()> done) {
   int idle = 0;
   while (!done()) {
