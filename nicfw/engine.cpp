@@ -58,7 +58,7 @@ void engine::add_service(std::unique_ptr<nic_service> service, const service_bin
 }
 
 const char* engine::type_name(packet_type t) const {
-  const type_binding& b = bindings_[static_cast<std::size_t>(t) % kPacketTypes];
+  const type_binding& b = binding_of(t);
   return b.packet != nullptr ? b.packet->name : "unknown";
 }
 
@@ -250,7 +250,7 @@ absl::Status engine::take_submissions(bool& did_work) {
 
 absl::StatusOr<std::uint32_t> engine::send(comm::node_id destination, packet_header header,
                                            comm::byte_span payload) {
-  const type_binding& b = bindings_[static_cast<std::size_t>(header.type) % kPacketTypes];
+  const type_binding& b = binding_of(header.type);
   ISO_DCHECK(b.service != nullptr)
       << "send of unbound packet type " << static_cast<int>(header.type);
   if (b.packet->carries_credits) return send_fragmented(destination, header, payload);
@@ -316,7 +316,7 @@ absl::Status engine::handle_packet(comm::node_id source, comm::byte_span bytes) 
     if (absl::Status s = check_packet(source, header, body); !s.ok()) return s;
   }
   received_.add(source, header.type);
-  const type_binding& b = bindings_[static_cast<std::size_t>(header.type) % kPacketTypes];
+  const type_binding& b = binding_of(header.type);
   if (b.service == nullptr) {
     return absl::InvalidArgumentError(absl::StrFormat("packet of unknown type %u from node %u",
                                                       static_cast<unsigned>(header.type), source));

@@ -144,6 +144,13 @@ class engine final : private nic_context {
   [[nodiscard]] absl::Status take_submissions(bool& did_work);
   [[nodiscard]] absl::Status handle_packet(comm::node_id source, comm::byte_span bytes);
   [[nodiscard]] const char* type_name(packet_type t) const;
+  // The binding of `t`; an unbound one (no service) for a type outside the table: the type
+  // of a received packet is input.
+  [[nodiscard]] const type_binding& binding_of(packet_type t) const {
+    static constexpr type_binding kUnbound{};
+    const auto index = static_cast<std::size_t>(t);
+    return index < bindings_.size() ? bindings_[index] : kUnbound;
+  }
   // Paranoid mode: the packet's sequence number and checksum are what they must be.
   [[nodiscard]] absl::Status check_packet(comm::node_id source, const packet_header& header,
                                           comm::byte_span body);

@@ -17,7 +17,9 @@
 #include <random>
 #include <thread>
 
+#include "absl/strings/str_format.h"
 #include "comm/inproc.hpp"
+#include "tests/support/test_support.hpp"
 
 namespace iso::nicfw {
 namespace {
@@ -401,6 +403,37 @@ TEST(Engine, NicThreadsSleepOnceAHostDemandIsMet) {
   absl::SleepFor(absl::Milliseconds(400));
   const double used = (cpu_seconds() - before) / absl::ToDoubleSeconds(absl::Now() - start);
   EXPECT_LT(used, 0.3) << "CPU share of the idle job (cores)";
+}
+
+}  // namespace
+}  // namespace iso::nicfw
+
+namespace iso::nicfw {
+namespace {
+
+// A packet's type is input: one outside the engine's table is refused as unknown, never
+// taken for the bound type it equals modulo the table's size.
+TEST(Engine, APacketOfATypeBeyondTheTableIsRefusedAsUnknown) {
+  iso::test::allow_log_lines_in_this_test();  // the NIC logs why it stopped
+  auto topo = std::make_shared<topology>(topology::single_switch(2));
+  auto transports = comm::make_inproc_fabric(2, {.ring_capacity = 1 << 16});
+  ASSERT_TRUE(transports.ok());
+  engine nic(0, topo, std::move((*transports)[0]),
+             engine_options{.own_thread = false, .local_nodes = 2, .local_index = 0});
+  comm::transport& stranger = *(*transports)[1];
+  const auto type =
+      static_cast<packet_type>(kPacketTypes + static_cast<int>(packet_type::iso_data));
+  const packet_header header{.type = type};
+  ASSERT_TRUE(stranger.send(0, std::as_bytes(std::span(&header, 1))).ok());
+  absl::Status status;
+  for (int round = 0; round < 100 && status.ok(); ++round) {
+    bool did = false;
+    status = nic.poll(did);
+  }
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  EXPECT_NE(status.message().find(absl::StrFormat("unknown type %d from node 1", kPacketTypes + 1)),
+            std::string_view::npos)
+      << status;
 }
 
 }  // namespace
