@@ -57,8 +57,7 @@ void plain_messages::free(comm::node_id source, std::size_t bytes) {
 
 void plain_messages::on_delivery(const nicfw::delivery& d) {
   if (d.payload.size() < sizeof(plain_header)) {
-    loop_.fail(absl::InvalidArgumentError(absl::StrFormat(
-        "malformed direct packet of %u bytes from node %u", d.payload.size(), d.source)));
+    loop_.fail(malformed_direct_packet(d));
     return;
   }
   loop_.nic().credits().host_received(d.source, nicfw::credit_class::direct, d.payload.size());

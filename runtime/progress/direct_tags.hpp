@@ -4,6 +4,10 @@
 
 #include <cstdint>
 
+#include "absl/status/status.h"
+#include "absl/strings/str_format.h"
+#include "nicfw/host_channel.hpp"
+
 namespace iso::runtime {
 
 enum class direct_tag : std::uint8_t {
@@ -11,5 +15,11 @@ enum class direct_tag : std::uint8_t {
   plain = 2,       // a plain message (plain_messages)
   echo = 3,        // paranoid mode: where an isochron executed, to its issuer (SMM)
 };
+
+// The error for a direct packet that no unit takes, or that is malformed for its tag.
+inline absl::Status malformed_direct_packet(const nicfw::delivery& d) {
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "malformed direct packet of %u bytes from node %u", d.payload.size(), d.source));
+}
 
 }  // namespace iso::runtime

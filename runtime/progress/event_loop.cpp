@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_format.h"
 #include "base/check.hpp"
+#include "runtime/progress/direct_tags.hpp"
 
 namespace iso::runtime {
 
@@ -41,12 +42,13 @@ void event_loop::on_delivery(const nicfw::delivery& d) {
     unit->on_delivery(d);
     return;
   }
+  if (d.kind == nicfw::delivery_kind::direct) {
+    fail(malformed_direct_packet(d));
+    return;
+  }
   fail(absl::InvalidArgumentError(
-      d.kind == nicfw::delivery_kind::direct
-          ? absl::StrFormat("malformed direct packet of %u bytes from node %u", d.payload.size(),
-                            d.source)
-          : absl::StrFormat("delivery of kind %u from node %u, which nothing here takes",
-                            static_cast<unsigned>(d.kind), d.source)));
+      absl::StrFormat("delivery of kind %u from node %u, which nothing here takes",
+                      static_cast<unsigned>(d.kind), d.source)));
 }
 
 absl::Status event_loop::progress(bool& did_work) {

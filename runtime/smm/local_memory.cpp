@@ -205,8 +205,9 @@ absl::Status local_memory::execute_rmw(node_id source, const exec_position& at, 
     const std::uint64_t stored = rmw_apply(op.code, op.width, old, a, b);
     store_value(v, stored);
     if (sink.tracing()) sink.executed_rmw(at, op.index, op.code, op.address + i, old, stored);
-    if (body.slot != rmw_body::kNoAnswer)
+    if (body.slot != rmw_body::kNoAnswer) {
       sink.read_result(source, body.slot, index, std::span(&old, 1));
+    }
   }
   return absl::OkStatus();
 }

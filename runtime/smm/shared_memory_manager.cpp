@@ -128,14 +128,18 @@ absl::Status shared_memory_manager::read(std::uint8_t width, std::uint64_t addre
   }
   if (absl::Status s = add_lone_read(); !s.ok()) return s;
   if (absl::Status s = builder_.add(op_code::read, width, address, count, {}, t.slot); !s.ok()) {
-    slots_.close(t);
-    // The slot never gets values; count it as answered so that drain() does not wait.
-    std::vector<std::uint64_t> none(count);
-    (void)slots_.fill(t.slot, 0, none);
+    abandon_slot(t, count);
     return s;
   }
   ticket = t;
   return absl::OkStatus();
+}
+
+void shared_memory_manager::abandon_slot(read_slots::ticket t, std::uint32_t count) {
+  slots_.close(t);
+  // The slot never gets values; count it as answered so that drain() does not wait.
+  const std::vector<std::uint64_t> none(count);
+  (void)slots_.fill(t.slot, 0, none);
 }
 
 absl::Status shared_memory_manager::read_modify_write(op_code code, std::uint8_t width,
@@ -146,10 +150,7 @@ absl::Status shared_memory_manager::read_modify_write(op_code code, std::uint8_t
   if (absl::Status s = open_for("read-modify-write"); !s.ok()) return s;
   const read_slots::ticket t = slots_.open(1);
   if (absl::Status s = builder_.add(code, width, address, 1, operands, t.slot); !s.ok()) {
-    slots_.close(t);
-    // The slot never gets its value; count it as answered so that drain() does not wait.
-    const std::uint64_t none = 0;
-    (void)slots_.fill(t.slot, 0, std::span(&none, 1));
+    abandon_slot(t, 1);
     return s;
   }
   ticket = t;
@@ -524,8 +525,7 @@ void shared_memory_manager::on_delivery(const nicfw::delivery& d) {
     default:
       break;
   }
-  loop_.fail(absl::InvalidArgumentError(absl::StrFormat(
-      "malformed direct packet of %u bytes from node %u", d.payload.size(), d.source)));
+  loop_.fail(malformed_direct_packet(d));
 }
 
 absl::Status shared_memory_manager::run_stream(node_id source, std::uint64_t pulse,

@@ -187,6 +187,8 @@ class shared_memory_manager final : public execution_sink, public delivery_unit 
   };
 
   [[nodiscard]] absl::Status check_open(const char* what) const;
+  // A read's slot whose operation was refused: closed, and counted as answered.
+  void abandon_slot(read_slots::ticket t, std::uint32_t count);
   // Runs the purely local isochron being closed, after every operation of `through_`.
   [[nodiscard]] absl::Status run_local_now(std::span<const std::byte> stream);
   // Where the purely local isochron being closed sits if it runs now: after every
