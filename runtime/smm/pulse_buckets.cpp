@@ -38,9 +38,10 @@ void pulse_buckets::add_held(std::uint64_t pulse, std::uint32_t source, std::uin
   item.held = true;
   item.held_ops = ops;
   item.record = record;
+  ++held_;
 }
 
-void pulse_buckets::unhold(absl::FunctionRef<void(const bucket_item&)> released) {
+void pulse_buckets::unhold_all(absl::FunctionRef<void(const bucket_item&)> released) {
   for (bucket& b : buckets_) {
     for (bucket_item& item : b.items) {
       if (!item.held) continue;
@@ -53,6 +54,7 @@ void pulse_buckets::unhold(absl::FunctionRef<void(const bucket_item&)> released)
       released(item);
     }
   }
+  held_ = 0;
 }
 
 void pulse_buckets::add_marker(std::uint64_t pulse, std::uint32_t self, std::uint32_t sequence,
@@ -70,6 +72,8 @@ std::vector<bucket_item> pulse_buckets::take(std::uint64_t pulse) {
   if (it == buckets_.end()) return {};
   std::vector<bucket_item> items = std::move(it->items);
   buckets_.erase(it);
+  held_ -= static_cast<std::size_t>(
+      std::count_if(items.begin(), items.end(), [](const bucket_item& i) { return i.held; }));
   return items;
 }
 

@@ -196,6 +196,8 @@ class shared_memory_manager final : public execution_sink, public delivery_unit 
   [[nodiscard]] order_point local_point() const {
     return {through_, nic_.topo().nodes() + self_, builder_.rank(), 1};
   }
+  // Runs the pulses the round made due, then moves this node's time to `closed`.
+  [[nodiscard]] absl::Status run_due_pulses(std::uint64_t closed);
   void advance_through(std::uint64_t pulse);
   // check_open, then the noted lone read goes into the builder (another operation follows).
   [[nodiscard]] absl::Status open_for(const char* what);

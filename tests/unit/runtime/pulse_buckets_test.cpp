@@ -180,5 +180,23 @@ TEST(PulseBuckets, ItemsTakenWhileHeldStillReadTheRecord) {
   EXPECT_EQ(copy_of(items[0].operations()), ops);
 }
 
+TEST(PulseBuckets, TakingOneHeldPulseLeavesTheOthersHeld) {
+  // unhold() skips its search when it counts nothing held: taking one pulse must not make
+  // it forget another pulse's held items, or their records would never be released.
+  pulse_buckets buckets;
+  const std::vector<std::byte> ops = bytes_of({7});
+  buckets.add_held(5, 1, 0, ops, 50);
+  buckets.add_held(6, 1, 1, ops, 60);
+  buckets.add_held(6, 2, 0, ops, 61);
+  std::vector<bucket_item> five = buckets.take(5);
+  ASSERT_EQ(five.size(), 1u);
+  std::vector<std::uint64_t> released;
+  buckets.unhold([&](const bucket_item& item) { released.push_back(item.record); });
+  EXPECT_THAT(released, ElementsAre(60u, 61u));
+  buckets.add_held(7, 1, 2, ops, 70);
+  buckets.unhold([&](const bucket_item& item) { released.push_back(item.record); });
+  EXPECT_THAT(released, ElementsAre(60u, 61u, 70u));
+}
+
 }  // namespace
 }  // namespace iso::runtime
