@@ -92,11 +92,15 @@ int record(const char* what, error_code code, std::string_view message) noexcept
   return static_cast<int>(code);
 }
 
-// Runs `body` and turns whatever it throws into a code; nothing may unwind into C.
+void run_deferred_deinit();
+
+// Runs `body` and turns whatever it throws into a code; nothing may unwind into C. A leave
+// that a handler run by `body` asked for happens before the call returns.
 template <typename F>
 int guarded(const char* what, F&& body) noexcept {
   try {
     body();
+    run_deferred_deinit();
     return ISO_SUCCESS;
   } catch (const iso::error& e) {
     return record(what, e.code(), e.what());
@@ -201,6 +205,13 @@ class classic_api {
   }
 
   void deinit() {
+    // A handler runs inside the node's execution of a pulse, where the end barrier cannot
+    // wait: the report's lat.c leaves from its last message's handler, so the leave happens
+    // when the call that ran the handler returns (run_deferred_deinit).
+    if (in_handler_ && phase_ == phase::running) {
+      deinit_deferred_ = true;
+      return;
+    }
     require_running();
     if (open_) fail(error_code::failed_precondition, "an isochron is open; call iso_end first");
     try {
@@ -212,7 +223,20 @@ class classic_api {
       throw;
     }
     leave(false);
+    left_cleanly_ = true;
   }
+
+  // The leave a handler asked for, once the call that ran it is about to return.
+  void run_deferred_deinit() {
+    if (!deinit_deferred_ || in_handler_ || phase_ != phase::running) return;
+    deinit_deferred_ = false;
+    deinit();
+  }
+
+  // Whether this process left the job through a successful iso_deinit.
+  [[nodiscard]] bool left_cleanly() const { return left_cleanly_; }
+  // The process is ending because a call failed (end_process): no clean leave at exit.
+  void mark_ending_on_failure() { ending_on_failure_ = true; }
 
   [[nodiscard]] int node_id() const {
     return phase_ == phase::running ? static_cast<int>(node_->id()) : -1;
@@ -541,11 +565,32 @@ class classic_api {
     phase_ = phase::left;
   }
 
+  // A node that returns from main without iso_deinit leaves as iso_deinit would: the
+  // report calls that bad form, not an error, and its lat.c does it. It leaves as a failed
+  // node instead when it cannot leave cleanly: inside a handler or an open isochron, after a
+  // failed call, or when the clean leave itself fails; then the process's exit status is 1,
+  // so that the failure is never lost.
   void leave_at_exit() {
     if (phase_ != phase::running) return;
-    std::fprintf(stderr,
-                 "iso: node %u exits without iso_deinit; it leaves the job as a failed node\n",
-                 rank_);
+    const char* why = nullptr;
+    if (in_handler_) {
+      why = "exits inside a message handler";
+    } else if (open_) {
+      why = "exits with an isochron open";
+    } else if (ending_on_failure_) {
+      why = "ends after a failed call";
+    }
+    if (why == nullptr) {
+      deinit_deferred_ = false;
+      const int code = guarded("iso_deinit at exit", [this] { deinit(); });
+      if (code == ISO_SUCCESS) return;
+      std::fprintf(stderr, "iso: node %u could not leave the job at exit: %s\n", rank_,
+                   t_last_error.c_str());
+      std::fflush(stdout);
+      std::fflush(stderr);
+      std::_Exit(EXIT_FAILURE);
+    }
+    std::fprintf(stderr, "iso: node %u %s; it leaves the job as a failed node\n", rank_, why);
     in_handler_ = false;
     leave(true);
   }
@@ -563,13 +608,19 @@ class classic_api {
   std::map<std::uint32_t, iso_handler*> handlers_;
   bool in_handler_ = false;
   bool exit_hook_ = false;
+  bool deinit_deferred_ = false;    // iso_deinit called in a handler
+  bool left_cleanly_ = false;       // a successful iso_deinit
+  bool ending_on_failure_ = false;  // end_process: the exit hook must not wait for anyone
 };
 
 classic_api& api() { return classic_api::instance(); }
 
+void run_deferred_deinit() { api().run_deferred_deinit(); }
+
 // Ends the process for a classic call that failed and cannot return a code: the message on
 // stderr, exit status 1. The exit hook leaves the job as a failed node, so the others stop.
 [[noreturn]] void end_process() {
+  api().mark_ending_on_failure();
   std::fprintf(stderr, "%s\n", t_last_error.c_str());
   std::fflush(stderr);
   std::exit(EXIT_FAILURE);
@@ -632,6 +683,12 @@ int iso_barrier(void) {
   return guarded("iso_barrier", [] { api().barrier(); });
 }
 int iso_poll(void) {
+  // `while (1) iso_poll();` is how a classic node waits for the end; once it has left the
+  // job (iso_deinit, also from a handler) nothing can come any more, so that is the end.
+  if (api().left_cleanly()) {
+    std::fflush(nullptr);
+    std::exit(EXIT_SUCCESS);
+  }
   const int code = guarded("iso_poll", [] { api().poll(); });
   // A classic program polls in `while (1) iso_poll();` and never looks at the code: once
   // the job has failed, that loop would spin forever, so the node ends instead.

@@ -140,7 +140,15 @@ int iso_try_init(void);
 /* iso_deinit: waits until every isochron this node issued has executed here and every read
  * has its value, then waits at the end barrier for every node (serving the other nodes
  * meanwhile, so that nobody leaves while others still need it), then leaves the job. Read
- * handles still pending become stale. Every node must call it.
+ * handles still pending become stale.
+ * Called in a message handler (the report's lat.c does), it returns ISO_SUCCESS at once and
+ * the node leaves when the call that ran the handler (iso_poll, a read, ...) returns; a
+ * failure of that leave is that call's code.
+ * A node that returns from main (or calls exit) without it leaves as iso_deinit would,
+ * from the exit hook: "bad form" in the report, not an error. If that leave fails (the end
+ * barrier times out, another node failed), or the node exits inside a handler, inside an
+ * isochron or after a classic call ended the process, it leaves as a failed node instead,
+ * says why on stderr, and its exit status is 1.
  * Blocks: as described; a read still waiting for an assign that never comes blocks forever.
  * Returns: ISO_SUCCESS; ISO_E_FAILED_PRECONDITION before iso_init, after iso_deinit, or while
  *   an isochron is open (call iso_end first; nothing is torn down); ISO_E_DEADLINE_EXCEEDED
@@ -165,9 +173,11 @@ int iso_barrier(void);
  * nodes (and runs due message handlers). Call it in long computations between isotach
  * calls, so that this node does not hold the others up.
  * Returns: ISO_SUCCESS; ISO_E_FAILED_PRECONDITION outside iso_init .. iso_deinit or inside
- *   a handler. Once the job has failed (another node failed or left without iso_deinit) it
- *   does not return: classic programs poll in `while (1) iso_poll();` without looking at the
- *   code, so it prints "iso_poll: <why>" on stderr and ends the process (exit status 1). */
+ *   a handler. Classic programs poll in `while (1) iso_poll();` without looking at the code,
+ *   so it does not return in two cases: after this node left the job through a successful
+ *   iso_deinit (nothing can come any more) it ends the process with exit status 0; once the
+ *   job has failed (another node failed) it prints "iso_poll: <why>" on stderr and ends the
+ *   process with exit status 1. */
 int iso_poll(void);
 
 /* ---- Isochrons --------------------------------------------------------------------------- */
