@@ -47,7 +47,8 @@ shared_memory_manager::shared_memory_manager(node_id self, event_loop& loop,
       builder_(self, nic_.topo().nodes(), pages_,
                {.record_bytes = nic_.channel().max_record(), .message_bytes = max_message_size()}),
       queue_(nic_.topo().nodes()),
-      echoes_(self) {
+      echoes_(self),
+      window_reads_(self, pages_, options.windows, options.page_variables, nic_.topo().nodes()) {
   constexpr nicfw::delivery_kind kKinds[] = {
       nicfw::delivery_kind::iso_data, nicfw::delivery_kind::closing_data,
       nicfw::delivery_kind::marker, nicfw::delivery_kind::eop};
@@ -55,13 +56,8 @@ shared_memory_manager::shared_memory_manager(node_id self, event_loop& loop,
   loop.add_direct_unit(*this, static_cast<std::uint8_t>(direct_tag::read_reply));
   loop.add_direct_unit(*this, static_cast<std::uint8_t>(direct_tag::echo));
   const nicfw::engine& nic = nic_;
-  peers_.resize(nic.topo().nodes());
   for (node_id n = 0; n < nic.topo().nodes(); ++n) {
     if (n != self) nearest_distance_ = std::min(nearest_distance_, nic.topo().distance(self, n));
-  }
-  if (!options.direct_reads) return;
-  for (node_id n = 0; n < options.windows.size() && n < peers_.size(); ++n) {
-    if (n != self) peers_[n] = window_reader(options.windows[n], options.page_variables);
   }
 }
 
@@ -274,8 +270,9 @@ absl::Status shared_memory_manager::end() {
     hit_.push_back({false, 0, builder_.rank(), {local_stream.begin(), local_stream.end()}});
     return absl::OkStatus();
   }
-  if (remote.size() == 1 && local_stream.empty() && hit_.empty() && builder_.reads_only() &&
-      note_direct_reads(remote.front(), builder_.stream(remote.front()))) {
+  if (options_.direct_reads && remote.size() == 1 && local_stream.empty() && hit_.empty() &&
+      builder_.reads_only() &&
+      window_reads_.note_stream(remote.front(), builder_.stream(remote.front()))) {
     absl::StatusOr<bool> served = serve_direct_reads(remote.front());
     if (!served.ok()) return served.status();
     if (*served) return absl::OkStatus();

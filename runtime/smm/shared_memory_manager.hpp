@@ -31,10 +31,12 @@
 #include "runtime/smm/echo_checker.hpp"
 #include "runtime/smm/isochron_builder.hpp"
 #include "runtime/smm/local_memory.hpp"
+#include "runtime/smm/order_point.hpp"
 #include "runtime/smm/page_table.hpp"
 #include "runtime/smm/pulse_buckets.hpp"
 #include "runtime/smm/read_slots.hpp"
 #include "runtime/smm/receive_queue.hpp"
+#include "runtime/smm/same_host_reads.hpp"
 
 namespace iso::runtime {
 
@@ -166,26 +168,6 @@ class shared_memory_manager final : public execution_sink, public delivery_unit 
     std::vector<std::byte> ops;
   };
 
-  // A place in the global order: (pulse, slot, rank, kind), where slot is the pid for an
-  // operation of the pulse and node count + pid after it, and kind 0 is a same-host read
-  // that sits right before that rank (of the copy's owner), 1 the isochron itself.
-  struct order_point {
-    std::uint64_t pulse = 0;
-    std::uint32_t slot = 0;
-    std::uint64_t rank = 0;
-    std::uint32_t kind = 0;
-    // NOLINTNEXTLINE(modernize-use-nullptr): a false positive on defaulted comparisons
-    auto operator<=>(const order_point&) const = default;
-  };
-  struct direct_op {
-    std::uint64_t address;
-    std::uint32_t count;
-    std::uint32_t index;
-    std::uint32_t slot;
-    std::uint32_t first;
-    const shared_variable* vars;
-  };
-
   [[nodiscard]] absl::Status check_open(const char* what) const;
   // A read's slot whose operation was refused: closed, and counted as answered.
   void abandon_slot(read_slots::ticket t, std::uint32_t count);
@@ -205,14 +187,8 @@ class shared_memory_manager final : public execution_sink, public delivery_unit 
   // Serves the isochron being closed, a lone read, at once: from this node's copy, or
   // from another's window; false when it cannot (the caller takes the general path).
   [[nodiscard]] absl::StatusOr<bool> serve_lone_read();
-  // Notes the reads of the isochron being closed as reads of `owner`'s window; false when
-  // it is not all reads, or one cannot be served from there.
-  [[nodiscard]] bool note_direct_reads(node_id owner, std::span<const std::byte> stream);
-  [[nodiscard]] bool note_direct_read(node_id owner, const page_info& page, std::uint64_t address,
-                                      std::uint32_t count, std::uint32_t index, std::uint32_t slot,
-                                      std::uint32_t first);
-  // Serves the noted reads from `owner`'s window when logical time allows; false when it
-  // does not (the caller sends the isochron through the NIC).
+  // Serves the reads noted in window_reads_ from `owner`'s window when logical time
+  // allows; false when it does not (the caller sends the isochron through the NIC).
   [[nodiscard]] absl::StatusOr<bool> serve_direct_reads(node_id owner);
   [[nodiscard]] absl::Status run_pulse(std::uint64_t pulse, std::uint32_t count);
   [[nodiscard]] absl::Status run_items(std::uint64_t pulse, std::span<const bucket_item> items);
@@ -245,7 +221,6 @@ class shared_memory_manager final : public execution_sink, public delivery_unit 
   smm_options options_;
   page_table pages_;
   copy_window window_;
-  std::vector<window_reader> peers_;  // by node
   local_memory memory_;
   read_slots slots_;
   isochron_builder builder_;
@@ -276,8 +251,8 @@ class shared_memory_manager final : public execution_sink, public delivery_unit 
     const page_info* page = nullptr;
   };
   lone_read lone_read_;  // the open isochron's only operation so far, not yet built
-  std::vector<direct_op> direct_ops_;
-  std::vector<std::uint64_t> direct_values_;
+  same_host_reads window_reads_;
+  std::vector<std::uint64_t> direct_values_;  // a lone local read's, kept for its capacity
   std::uint64_t last_stamp_ = 0;
   std::size_t self_queued_ = 0;  // bytes of messages to itself not yet taken (free_notice)
 };
