@@ -32,10 +32,10 @@ absl::Status exhausted(std::string_view what, std::size_t bytes) {
 absl::Status populate_for_writing(std::span<std::byte> range) {
   if (range.empty()) return absl::OkStatus();
   const std::size_t page = page_size();
-  const auto first = reinterpret_cast<std::uintptr_t>(range.data()) & ~(page - 1);
-  const auto end = reinterpret_cast<std::uintptr_t>(range.data() + range.size());
-  const std::size_t length = (end - first + page - 1) & ~(page - 1);
-  if (::madvise(reinterpret_cast<void*>(first), length, MADV_POPULATE_WRITE) == 0) {
+  const std::size_t lead = reinterpret_cast<std::uintptr_t>(range.data()) & (page - 1);
+  std::byte* const first = range.data() - lead;
+  const std::size_t length = (lead + range.size() + page - 1) & ~(page - 1);
+  if (::madvise(first, length, MADV_POPULATE_WRITE) == 0) {
     return absl::OkStatus();
   }
   if (errno == EINVAL) {
@@ -51,12 +51,12 @@ absl::StatusOr<resident_memory> resident_memory::allocate(std::size_t bytes) {
   void* raw = ::mmap(nullptr, length + kHugePage, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (raw == MAP_FAILED) return exhausted("map", length);
-  const auto raw_address = reinterpret_cast<std::uintptr_t>(raw);
-  const std::uintptr_t start = (raw_address + kHugePage - 1) & ~(kHugePage - 1);
-  const std::size_t head = start - raw_address;
+  const std::size_t head =
+      (kHugePage - (reinterpret_cast<std::uintptr_t>(raw) & (kHugePage - 1))) & (kHugePage - 1);
+  std::byte* const start = static_cast<std::byte*>(raw) + head;
   if (head != 0) ::munmap(raw, head);
-  ::munmap(reinterpret_cast<void*>(start + length), kHugePage - head);
-  resident_memory memory(reinterpret_cast<std::byte*>(start), length);
+  ::munmap(start + length, kHugePage - head);
+  resident_memory memory(start, length);
 
   // Advice only: without transparent huge pages (or with them off) it fails or does nothing,
   // and the pages below are 4 KiB ones.
