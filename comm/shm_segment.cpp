@@ -16,6 +16,7 @@
 #include "absl/strings/str_format.h"
 #include "base/errno_status.hpp"
 #include "comm/inproc.hpp"
+#include "comm/resident_memory.hpp"
 
 namespace iso::comm {
 
@@ -442,6 +443,15 @@ std::unique_ptr<transport> make_shm_transport(std::shared_ptr<shm_segment> segme
   std::byte* fabric = segment->base_ + fabric_offset(segment->layout_.nodes);
   const fabric_layout layout = segment->layout_;
   const bool shuffle = segment->shuffle_;
+  // The rings this node writes and reads, in place before the first packet: touched lazily,
+  // each first pass over a ring takes a page fault per 4 KiB, in every process that maps it.
+  // Only an optimisation: a kernel or a memory limit that refuses it leaves them lazy.
+  for (std::uint32_t peer = 0; peer < layout.nodes; ++peer) {
+    for (const std::size_t offset :
+         {layout.ring_offset(self, peer), layout.ring_offset(peer, self)}) {
+      (void)populate_for_writing({fabric + offset, byte_ring_footprint(layout.ring_capacity)});
+    }
+  }
   return std::make_unique<ring_transport>(self, layout, fabric, std::move(segment),
                                           ring_transport_options{.shuffle_poll_order = shuffle});
 }

@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstring>
+#include <utility>
 
 #include "base/check.hpp"
 
@@ -42,21 +43,22 @@ constexpr std::size_t pad8(std::size_t n) { return (8 - (n & 7)) & 7; }
 }  // namespace
 
 namespace {
-std::byte* zeroed(std::size_t bytes) {
-  void* memory = std::calloc(1, bytes);
-  ISO_CHECK(memory != nullptr) << "cannot allocate " << bytes << " bytes of NIC queue";
-  return static_cast<std::byte*>(memory);
+// Built here, by the thread that builds the NIC (the host's), before a NIC thread starts.
+comm::resident_memory queue_memory(std::size_t bytes) {
+  absl::StatusOr<comm::resident_memory> memory = comm::resident_memory::allocate(bytes);
+  ISO_CHECK(memory.ok()) << "cannot allocate a NIC queue: " << memory.status().message();
+  return *std::move(memory);
 }
 }  // namespace
 
 host_channel::host_channel(std::size_t queue_bytes)
     : queue_bytes_(queue_bytes),
-      to_nic_memory_(zeroed(comm::byte_ring_footprint(queue_bytes))),
-      to_host_memory_(zeroed(comm::byte_ring_footprint(queue_bytes))),
-      to_nic_producer_(to_nic_memory_.get(), queue_bytes),
-      to_nic_consumer_(to_nic_memory_.get(), queue_bytes),
-      to_host_producer_(to_host_memory_.get(), queue_bytes),
-      to_host_consumer_(to_host_memory_.get(), queue_bytes) {}
+      to_nic_memory_(queue_memory(comm::byte_ring_footprint(queue_bytes))),
+      to_host_memory_(queue_memory(comm::byte_ring_footprint(queue_bytes))),
+      to_nic_producer_(to_nic_memory_.data(), queue_bytes),
+      to_nic_consumer_(to_nic_memory_.data(), queue_bytes),
+      to_host_producer_(to_host_memory_.data(), queue_bytes),
+      to_host_consumer_(to_host_memory_.data(), queue_bytes) {}
 
 std::size_t host_channel::max_record() const { return comm::byte_ring_max_payload(queue_bytes_); }
 

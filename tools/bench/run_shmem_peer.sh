@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# run_shmem_peer.sh <path-to-iso-shmem-peer> [--quick]
+# run_shmem_peer.sh <path-to-iso-shmem-peer> [--quick] [--pes N]
 #
-# Runs the OpenSHMEM peer on 2 PEs and prints only its result lines on stdout. Exits 0 when
+# Runs the OpenSHMEM peer on 2 PEs (or N, 2 to 8, mapped round robin over the cores and
+# bound to them, several to a core when there are fewer cores than PEs) and prints only its result lines on stdout. Exits 0 when
 # at least the shmem_g_us line came out, whatever oshrun's own status (a crash in
 # shmem_finalize must not lose figures that were already printed), 1 otherwise; the peer's
 # other output goes to stderr when something went wrong. The benchmark drivers rely on this.
@@ -28,12 +29,27 @@
 set -uo pipefail
 
 usage() {
-  echo "usage: $0 <path-to-iso-shmem-peer> [--quick]" >&2
+  echo "usage: $0 <path-to-iso-shmem-peer> [--quick] [--pes 2..8]" >&2
   exit 1
 }
 
-[[ $# -eq 1 || ($# -eq 2 && $2 == --quick) ]] || usage
+[[ $# -ge 1 ]] || usage
 peer=$1
+shift
+quick=()
+pes=2
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --quick) quick=(--quick) ;;
+    --pes)
+      [[ $# -ge 2 && $2 =~ ^[2-8]$ ]] || usage
+      pes=$2
+      shift
+      ;;
+    *) usage ;;
+  esac
+  shift
+done
 if [[ ! -x $peer ]]; then
   echo "$0: $peer is not an executable" >&2
   exit 1
@@ -51,12 +67,17 @@ fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-timeout --kill-after=10 120 oshrun -n 2 --bind-to core --map-by core \
+# More PEs than cores: Open MPI refuses to place or bind them unless told that it is meant.
+placement=(--bind-to core --map-by core)
+if [[ $pes -gt $(nproc) ]]; then
+  placement=(--oversubscribe --bind-to core:overload-allowed --map-by core:oversubscribe)
+fi
+timeout --kill-after=10 120 oshrun -n "$pes" "${placement[@]}" \
   --mca opal_common_ucx_opal_mem_hooks 0 -x UCX_TLS=sm,self \
-  "$peer" "${@:2}" </dev/null >"$work/out" 2>"$work/err"
+  "$peer" "${quick[@]}" </dev/null >"$work/out" 2>"$work/err"
 status=$?
 
-grep -E '^(shmem_g_us|shmem_p_quiet_us|shmem_p_quiet_k_us|shmem_atomic_fadd_us) ' \
+grep -E '^(shmem_g_us|shmem_p_quiet_us|shmem_p_quiet_k_us|shmem_atomic_fadd_us|shmem_lock_fadd4_us|shmem_lock_put4_us) ' \
   "$work/out" >"$work/results"
 cat "$work/results"
 

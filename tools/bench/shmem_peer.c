@@ -3,9 +3,16 @@
 // Run it through tools/bench/run_shmem_peer.sh, the interface the drivers use, which starts
 //   oshrun -n 2 --bind-to core --map-by core --mca opal_common_ucx_opal_mem_hooks 0
 //          -x UCX_TLS=sm,self iso-shmem-peer [--quick]
-// PE 0 measures and prints; PE 1 only holds the symmetric data and waits for the end. Each
-// line is "name [k] median min max", in microseconds per operation, over 9 repetitions (3
-// with --quick) of a loop sized to last about 20 ms (2 ms with --quick).
+// (or -n 4, two PEs to a core, for the oversubscribed figures). PE 0 measures and prints;
+// the other PEs only hold the symmetric data and wait for the end. Each line is
+// "name [k] median min max", in microseconds per operation, over 9 repetitions (3 with
+// --quick) of a loop sized to last about 20 ms (2 ms with --quick).
+//
+// The single-variable figures go to PE 1. The four-variable ones, the counterparts of an
+// isochron of 4 operations, keep variable i on PE i % npes (with 2 PEs two of them are PE
+// 0's own) and make the 4 operations atomic the OpenSHMEM way, under one global lock:
+//   shmem_lock_fadd4_us  set_lock, 4 fetch-adds, quiet, clear_lock (a read-modify-write)
+//   shmem_lock_put4_us   set_lock, 4 puts, quiet, clear_lock (a blind write)
 //
 // The crash in shmem_finalize (Debian 12: Open MPI 4.1.4, UCX 1.13.1). Without options every
 // PE segfaults there, 20 runs of 20. gdb shows ompi_mpi_finalize -> ompi_osc_base_finalize ->
@@ -38,6 +45,7 @@ enum {
   target_pe = 1,
   cache_line = 64,
   max_k = 32,
+  max_pes = 8,
   full_reps = 9,
   quick_reps = 3,
 };
@@ -58,6 +66,9 @@ struct sym_area {
   struct padded_long counter;
   struct padded_long done;
   struct padded_long slots[max_k];
+  struct padded_long lock;         // shmem_set_lock's word: zero before first use
+  struct padded_long quad[4];      // the four-variable fetch-adds' counters
+  struct padded_long quad_put[4];  // the four-variable puts' targets
 };
 
 struct run_config {
@@ -82,6 +93,9 @@ static double now_ns(void) {
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
+
+// How many PEs run; variable i of the four-variable figures lives on PE i % n_pes.
+static int n_pes = 2;
 
 // Keeps the fetched values observable, so that no part of a loop can be elided.
 static volatile long sink;
@@ -108,19 +122,41 @@ static void loop_put_k_quiet(struct sym_area* area, long iters, int k) {
   }
 }
 
-static long fetch_add(long* target, long value) {
+static long fetch_add(long* target, long value, int pe) {
 #if SHMEM_MAJOR_VERSION > 1 || (SHMEM_MAJOR_VERSION == 1 && SHMEM_MINOR_VERSION >= 4)
-  return shmem_long_atomic_fetch_add(target, value, target_pe);
+  return shmem_long_atomic_fetch_add(target, value, pe);
 #else
-  return shmem_long_fadd(target, value, target_pe);  // the name before OpenSHMEM 1.4
+  return shmem_long_fadd(target, value, pe);  // the name before OpenSHMEM 1.4
 #endif
 }
 
 static void loop_fetch_add(struct sym_area* area, long iters, int k) {
   (void)k;
   long sum = 0;
-  for (long i = 0; i < iters; ++i) sum += fetch_add(&area->counter.value, 1);
+  for (long i = 0; i < iters; ++i) sum += fetch_add(&area->counter.value, 1, target_pe);
   sink = sum;
+}
+
+static void loop_lock_fetch_add4(struct sym_area* area, long iters, int k) {
+  (void)k;
+  long sum = 0;
+  for (long i = 0; i < iters; ++i) {
+    shmem_set_lock(&area->lock.value);
+    for (int v = 0; v < 4; ++v) sum += fetch_add(&area->quad[v].value, 1, v % n_pes);
+    shmem_quiet();
+    shmem_clear_lock(&area->lock.value);
+  }
+  sink = sum;
+}
+
+static void loop_lock_put4(struct sym_area* area, long iters, int k) {
+  (void)k;
+  for (long i = 0; i < iters; ++i) {
+    shmem_set_lock(&area->lock.value);
+    for (int v = 0; v < 4; ++v) shmem_long_p(&area->quad_put[v].value, i, v % n_pes);
+    shmem_quiet();
+    shmem_clear_lock(&area->lock.value);
+  }
 }
 
 static double time_loop_ns(op_loop loop, struct sym_area* area, long iters, int k) {
@@ -165,12 +201,13 @@ static void measure(op_loop loop, struct sym_area* area, int k, const struct run
                           .rep_iters = rep_iters};
 }
 
-// A figure is printed only when PE 1's memory shows that the operations really happened, so
-// that a transport dropping them cannot yield a flattering number. The line is flushed at
-// once: shmem_finalize has crashed on this installation, and the driver keeps what came out.
+// A figure is printed only when the target PEs' memory shows that the operations really happened,
+// so that a transport dropping them cannot yield a flattering number. The line is flushed at once:
+// shmem_finalize has crashed on this installation, and the driver keeps what came out.
 static int report(int verified, const char* name, int k, const struct summary* s) {
   if (!verified) {
-    fprintf(stderr, "iso-shmem-peer: %s not reported: PE 1 does not hold the expected value\n",
+    fprintf(stderr,
+            "iso-shmem-peer: %s not reported: a target PE does not hold the expected value\n",
             name);
     return 0;
   }
@@ -184,6 +221,13 @@ static int report(int verified, const char* name, int k, const struct summary* s
 }
 
 static long read_target(long* variable) { return shmem_long_g(variable, target_pe); }
+
+// Whether each of the four variables of `quad`, on its own PE, holds `expected`.
+static int quad_holds(struct padded_long* quad, long expected) {
+  int ok = 1;
+  for (int v = 0; v < 4; ++v) ok &= shmem_long_g(&quad[v].value, v % n_pes) == expected;
+  return ok;
+}
 
 // PE 0's whole job. Returns 1 when every figure was verified and printed.
 static int run_measurements(struct sym_area* area, const struct run_config* cfg) {
@@ -204,6 +248,12 @@ static int run_measurements(struct sym_area* area, const struct run_config* cfg)
 
   measure(loop_fetch_add, area, 0, cfg, &s);
   ok &= report(read_target(&area->counter.value) == s.total_ops, "shmem_atomic_fadd_us", 0, &s);
+
+  measure(loop_lock_fetch_add4, area, 0, cfg, &s);
+  ok &= report(quad_holds(area->quad, s.total_ops), "shmem_lock_fadd4_us", 0, &s);
+
+  measure(loop_lock_put4, area, 0, cfg, &s);
+  ok &= report(quad_holds(area->quad_put, s.rep_iters - 1), "shmem_lock_put4_us", 0, &s);
   return ok;
 }
 
@@ -222,8 +272,9 @@ int main(int argc, char** argv) {
 
   shmem_init();
   int me = shmem_my_pe();
-  if (!args_ok || shmem_n_pes() != 2) {
-    if (me == measurer_pe) fprintf(stderr, "usage: oshrun -n 2 iso-shmem-peer [--quick]\n");
+  n_pes = shmem_n_pes();
+  if (!args_ok || n_pes < 2 || n_pes > max_pes) {
+    if (me == measurer_pe) fprintf(stderr, "usage: oshrun -n 2..8 iso-shmem-peer [--quick]\n");
     shmem_finalize();
     return 2;
   }
@@ -241,10 +292,12 @@ int main(int argc, char** argv) {
   int ok = 1;
   if (me == measurer_pe) {
     ok = run_measurements(area, &cfg);
-    shmem_long_p(&area->done.value, 1, target_pe);
+    for (int pe = 0; pe < n_pes; ++pe) {
+      if (pe != measurer_pe) shmem_long_p(&area->done.value, 1, pe);
+    }
     shmem_quiet();
   } else {
-    // Waiting on one local word keeps PE 1 off PE 0's path; a barrier would drive the
+    // Waiting on one local word keeps the other PEs off PE 0's path; a barrier would drive the
     // collective machinery for the whole run.
     shmem_long_wait_until(&area->done.value, SHMEM_CMP_EQ, 1);
   }
