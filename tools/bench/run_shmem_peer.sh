@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# run_shmem_peer.sh <path-to-iso-shmem-peer> [--quick]
+# run_shmem_peer.sh <path-to-iso-shmem-peer> [--quick] [--sizes]
 #
 # Runs the OpenSHMEM peer on 2 PEs and prints only its result lines on stdout. Exits 0 when
 # at least the shmem_g_us line came out, whatever oshrun's own status (a crash in
@@ -28,11 +28,14 @@
 set -uo pipefail
 
 usage() {
-  echo "usage: $0 <path-to-iso-shmem-peer> [--quick]" >&2
+  echo "usage: $0 <path-to-iso-shmem-peer> [--quick] [--sizes]" >&2
   exit 1
 }
 
-[[ $# -eq 1 || ($# -eq 2 && $2 == --quick) ]] || usage
+[[ $# -ge 1 && $# -le 3 ]] || usage
+for arg in "${@:2}"; do
+  [[ $arg == --quick || $arg == --sizes ]] || usage
+done
 peer=$1
 if [[ ! -x $peer ]]; then
   echo "$0: $peer is not an executable" >&2
@@ -56,7 +59,7 @@ timeout --kill-after=10 120 oshrun -n 2 --bind-to core --map-by core \
   "$peer" "${@:2}" </dev/null >"$work/out" 2>"$work/err"
 status=$?
 
-grep -E '^(shmem_g_us|shmem_p_quiet_us|shmem_p_quiet_k_us|shmem_atomic_fadd_us) ' \
+grep -E '^(shmem_g_us|shmem_p_quiet_us|shmem_p_quiet_k_us|shmem_atomic_fadd_us|shmem_getmem_us|shmem_putmem_quiet_us) ' \
   "$work/out" >"$work/results"
 cat "$work/results"
 

@@ -3,9 +3,11 @@
 // Run it through tools/bench/run_shmem_peer.sh, the interface the drivers use, which starts
 //   oshrun -n 2 --bind-to core --map-by core --mca opal_common_ucx_opal_mem_hooks 0
 //          -x UCX_TLS=sm,self iso-shmem-peer [--quick]
-// PE 0 measures and prints; PE 1 only holds the symmetric data and waits for the end. Each
-// line is "name [k] median min max", in microseconds per operation, over 9 repetitions (3
-// with --quick) of a loop sized to last about 20 ms (2 ms with --quick).
+// PE 0 measures and prints; PE 1 only holds the symmetric data and waits for the end. With
+// --sizes it also times shmem_getmem, and shmem_putmem + shmem_quiet, of 8, 64, 512, 4096,
+// 32768 and 65536 bytes ("shmem_getmem_us <bytes> ...", "shmem_putmem_quiet_us <bytes> ...",
+// for order-bench). Each line is "name [k] median min max", in microseconds per operation, over 9
+// repetitions (3 with --quick) of a loop sized to last about 20 ms (2 ms with --quick).
 //
 // The crash in shmem_finalize (Debian 12: Open MPI 4.1.4, UCX 1.13.1). Without options every
 // PE segfaults there, 20 runs of 20. gdb shows ompi_mpi_finalize -> ompi_osc_base_finalize ->
@@ -40,6 +42,7 @@ enum {
   max_k = 32,
   full_reps = 9,
   quick_reps = 3,
+  max_block = 65536,  // the largest --sizes transfer
 };
 
 // PE 1 stores this before the first get, so that the gets can be checked.
@@ -58,9 +61,11 @@ struct sym_area {
   struct padded_long counter;
   struct padded_long done;
   struct padded_long slots[max_k];
+  char block[max_block];  // --sizes: what getmem reads and putmem writes
 };
 
 struct run_config {
+  int sizes;  // also the sized getmem and putmem figures
   int reps;
   double warm_ns;    // the warm-up runs at least this long; its last loop sizes the repetitions
   double target_ns;  // how long one timed repetition should last
@@ -104,6 +109,22 @@ static void loop_put_quiet(struct sym_area* area, long iters, int k) {
 static void loop_put_k_quiet(struct sym_area* area, long iters, int k) {
   for (long i = 0; i < iters; ++i) {
     for (int s = 0; s < k; ++s) shmem_long_p(&area->slots[s].value, i, target_pe);
+    shmem_quiet();
+  }
+}
+
+// The sized loops use k as the transfer's size in bytes; the local side is a private buffer.
+static char local_block[max_block];
+
+static void loop_getmem(struct sym_area* area, long iters, int k) {
+  for (long i = 0; i < iters; ++i) shmem_getmem(local_block, area->block, (size_t)k, target_pe);
+  sink = local_block[0];
+}
+
+static void loop_putmem_quiet(struct sym_area* area, long iters, int k) {
+  for (long i = 0; i < iters; ++i) {
+    memcpy(local_block, &i, sizeof i);  // each put carries its iteration, checked after
+    shmem_putmem(area->block, local_block, (size_t)k, target_pe);
     shmem_quiet();
   }
 }
@@ -204,14 +225,31 @@ static int run_measurements(struct sym_area* area, const struct run_config* cfg)
 
   measure(loop_fetch_add, area, 0, cfg, &s);
   ok &= report(read_target(&area->counter.value) == s.total_ops, "shmem_atomic_fadd_us", 0, &s);
+
+  static const int block_sizes[] = {8, 64, 512, 4096, 32768, max_block};
+  for (size_t b = 0; cfg->sizes && b < sizeof block_sizes / sizeof block_sizes[0]; ++b) {
+    const int bytes = block_sizes[b];
+    long seen = 0;
+    measure(loop_getmem, area, bytes, cfg, &s);
+    ok &= report(1, "shmem_getmem_us", bytes, &s);
+    measure(loop_putmem_quiet, area, bytes, cfg, &s);
+    shmem_getmem(&seen, area->block, sizeof seen, target_pe);
+    ok &= report(seen == s.rep_iters - 1, "shmem_putmem_quiet_us", bytes, &s);
+  }
   return ok;
 }
 
 static int parse_args(int argc, char** argv, struct run_config* cfg) {
-  *cfg = (struct run_config){.reps = full_reps, .warm_ns = 20e6, .target_ns = 20e6};
+  *cfg = (struct run_config){.sizes = 0, .reps = full_reps, .warm_ns = 20e6, .target_ns = 20e6};
   for (int i = 1; i < argc; ++i) {
+    if (strcmp(argv[i], "--sizes") == 0) {
+      cfg->sizes = 1;
+      continue;
+    }
     if (strcmp(argv[i], "--quick") != 0) return 0;
-    *cfg = (struct run_config){.reps = quick_reps, .warm_ns = 2e6, .target_ns = 2e6};
+    cfg->reps = quick_reps;
+    cfg->warm_ns = 2e6;
+    cfg->target_ns = 2e6;
   }
   return 1;
 }
@@ -223,7 +261,8 @@ int main(int argc, char** argv) {
   shmem_init();
   int me = shmem_my_pe();
   if (!args_ok || shmem_n_pes() != 2) {
-    if (me == measurer_pe) fprintf(stderr, "usage: oshrun -n 2 iso-shmem-peer [--quick]\n");
+    if (me == measurer_pe)
+      fprintf(stderr, "usage: oshrun -n 2 iso-shmem-peer [--quick] [--sizes]\n");
     shmem_finalize();
     return 2;
   }
