@@ -34,14 +34,25 @@ using clock_type = std::chrono::steady_clock;
 struct run_config {
   int repetitions = 9;
   bool quick = false;
+  // How long one repetition's loop runs (at least).
+  [[nodiscard]] std::chrono::milliseconds target() const {
+    return std::chrono::milliseconds(quick ? 20 : 100);
+  }
 };
 
-// Mean microseconds of one `op` over `iterations`.
+// Mean microseconds of one `op`, over a loop of at least `min_iterations` that runs for
+// `target` or longer: a fixed count would last minutes on a loaded host.
 template <typename F>
-double mean_us(int iterations, F&& op) {
+double mean_us(std::chrono::milliseconds target, int min_iterations, F&& op) {
   const auto start = clock_type::now();
-  for (int i = 0; i < iterations; ++i) op();
-  return std::chrono::duration<double, std::micro>(clock_type::now() - start).count() / iterations;
+  int iterations = 0;
+  clock_type::duration elapsed{};
+  do {
+    for (int i = 0; i < min_iterations; ++i) op();
+    iterations += min_iterations;
+    elapsed = clock_type::now() - start;
+  } while (elapsed < target);
+  return std::chrono::duration<double, std::micro>(elapsed).count() / iterations;
 }
 
 // Runs `measure` on node 0 while node 1 serves (polls, so that an inline NIC answers too);
@@ -67,13 +78,12 @@ void fail(const char* what) {
 
 void fetch_add_worker(iso::node& node, const run_config& cfg) {
   const iso::counter counter = node.allocate_counter(/*holder=*/1);
-  const int iterations = cfg.quick ? 2000 : 20000;
   measure_on_node_0(node, [&] {
     std::uint64_t expected = 0;
     std::uint64_t wrong = 0;
     for (int rep = 0; rep < cfg.repetitions; ++rep) {
-      const double us =
-          mean_us(iterations, [&] { wrong += node.fetch_add(counter, 1).get() != expected++; });
+      const double us = mean_us(cfg.target(), 16,
+                                [&] { wrong += node.fetch_add(counter, 1).get() != expected++; });
       std::printf("fetch_add_us %.4f\n", us);
       std::fflush(stdout);
     }
@@ -103,10 +113,8 @@ void put_get_worker(iso::node& node, const run_config& cfg) {
   measure_on_node_0(node, [&] {
     for (int rep = 0; rep < cfg.repetitions; ++rep) {
       for (const std::size_t bytes : kSizes) {
-        // About the same time per size: small transfers are cheap.
-        const int iterations = (cfg.quick ? 200 : 2000) * (bytes <= 4096 ? 4 : 1);
         std::uint64_t stamp = 0;
-        const double put_us = mean_us(iterations, [&] {
+        const double put_us = mean_us(cfg.target(), 8, [&] {
           ++stamp;
           std::memcpy(buffer.data(), &stamp, sizeof(stamp));
           node.put(w, 1, 0, std::span(buffer).first(bytes));
@@ -116,7 +124,7 @@ void put_get_worker(iso::node& node, const run_config& cfg) {
         const iso::remote_bytes check = node.get(w, 1, 0, sizeof(seen));
         std::memcpy(&seen, check.get().data(), sizeof(seen));
         if (seen != stamp) fail("the last put is not in the target's window after the fence");
-        const double get_us = mean_us(iterations, [&] {
+        const double get_us = mean_us(cfg.target(), 8, [&] {
           const iso::remote_bytes got = node.get(w, 1, 0, bytes);
           if (got.get().size() != bytes) fail("a get returned a wrong size");
         });
