@@ -102,6 +102,7 @@ TEST(OnesidedThreadNic, CounterAnswersDoNotWaitForTheHoldersHost) {
       holder_awake = true;
     } else {
       std::vector<std::uint64_t> mine;
+      mine.reserve(kEach);
       for (int k = 0; k < kEach; ++k) mine.push_back(node.fetch_add(jobs, 1).get());
       if (!holder_awake) ++finished_while_asleep;
       std::lock_guard lock(mu);
