@@ -23,7 +23,7 @@ const service_binding fetch_add_service::kBinding{.packets = kPackets, .submissi
 absl::Status fetch_add_service::apply(comm::node_id source, const fetch_add_request& request) {
   std::uint64_t& value = counters_[request.counter];
   const fetch_add_result result{
-      .counter = request.counter, .before = value, .ticket = request.ticket};
+      .counter = request.counter, .before = value, .ticket = request.ticket, .tag = request.tag};
   value += request.delta;
   const comm::byte_span answer = std::as_bytes(std::span(&result, 1));
   if (source == nic_.self()) {

@@ -29,7 +29,7 @@ struct fetch_add_request {
   std::uint64_t counter = 0;
   std::uint64_t delta = 0;
   std::uint32_t ticket = 0;  // the host's, returned with the answer
-  std::uint32_t reserved = 0;
+  std::uint32_t tag = 0;     // the host's too (where the answer goes), returned with it
 };
 static_assert(sizeof(fetch_add_request) == 24);
 
@@ -38,7 +38,7 @@ struct fetch_add_result {
   std::uint64_t counter = 0;
   std::uint64_t before = 0;  // the counter's value before the add
   std::uint32_t ticket = 0;
-  std::uint32_t reserved = 0;
+  std::uint32_t tag = 0;  // the request's
 };
 static_assert(sizeof(fetch_add_result) == 24);
 

@@ -253,6 +253,23 @@ class classic_api {
     node_->barrier();
   }
 
+  void counter_alloc(int holder, iso_counter* out) {
+    require_running();
+    if (out == nullptr) fail(error_code::invalid_argument, "out is NULL");
+    if (open_) {
+      fail(error_code::failed_precondition, "called inside an isochron; call iso_end first");
+    }
+    if (holder < 0) fail(error_code::invalid_argument, absl::StrFormat("holder %d", holder));
+    const iso::counter c = node_->allocate_counter(static_cast<iso::node_id>(holder));
+    *out = iso_counter{.holder = c.holder(), .index = c.index()};
+  }
+
+  void counter_fetch_add(iso_counter counter, std::uint64_t delta, std::uint64_t* before) {
+    require_running();
+    if (before == nullptr) fail(error_code::invalid_argument, "before is NULL");
+    *before = node_->fetch_add(iso::counter(counter.holder, counter.index), delta).get();
+  }
+
   void poll() {
     require_running();
     node_->poll();
@@ -681,6 +698,12 @@ int iso_node_id(void) { return api().node_id(); }
 int iso_node_count(void) { return api().node_count(); }
 int iso_barrier(void) {
   return guarded("iso_barrier", [] { api().barrier(); });
+}
+int iso_counter_alloc(int holder, iso_counter* out) {
+  return guarded("iso_counter_alloc", [&] { api().counter_alloc(holder, out); });
+}
+int iso_counter_fetch_add(iso_counter counter, std::uint64_t delta, std::uint64_t* before) {
+  return guarded("iso_counter_fetch_add", [&] { api().counter_fetch_add(counter, delta, before); });
 }
 int iso_poll(void) {
   // `while (1) iso_poll();` is how a classic node waits for the end; once it has left the

@@ -11,6 +11,7 @@
 #include "base/check.hpp"
 #include "iso/error.hpp"
 #include "nicfw/fetch_add_service.hpp"
+#include "nicfw/remote_store_service.hpp"
 #include "runtime/collective_digest.hpp"
 #include "runtime/node_state.hpp"
 
@@ -66,9 +67,27 @@ node_state::node_state(std::unique_ptr<runtime::bootstrap> boot, std::unique_ptr
                                 .paranoid = opts.paranoid,
                                 .windows = std::move(windows),
                                 .direct_reads = opts.direct_reads}),
-      counters_(loop_) {
+      counters_(loop_),
+      store_(loop_) {
   nic_->add_service(std::make_unique<nicfw::fetch_add_service>(nic_->context()),
                     nicfw::fetch_add_service::kBinding);
+  nic_->add_service(std::make_unique<nicfw::remote_store_service>(nic_->context()),
+                    nicfw::remote_store_service::kBinding);
+  // Answers of node::fetch_add and node::get land in read slots, so that their handles are
+  // reads' handles.
+  counters_.set_sink([this](std::uint32_t slot, std::uint64_t before) {
+    smm_.read_result(id(), slot, 0, std::span(&before, 1));
+  });
+  store_.set_get_sink([this](std::uint32_t slot, comm::byte_span bytes) {
+    std::vector<std::uint64_t> words(smm_.slot_size(slot));
+    if (bytes.size() > words.size() * sizeof(std::uint64_t)) {
+      fail(absl::InvalidArgumentError(absl::StrFormat(
+          "get result of %u bytes for a get of at most %u", bytes.size(), words.size() * 8)));
+      return;
+    }
+    if (!bytes.empty()) std::memcpy(words.data(), bytes.data(), bytes.size());
+    smm_.read_result(id(), slot, 0, words);
+  });
   plain_.set_receiver(
       [this](node_id source, std::span<const std::byte> bytes, std::uint64_t record) {
         auto h = std::make_unique<message::holder>();

@@ -16,6 +16,7 @@
 #include "runtime/bootstrap/bootstrap.hpp"
 #include "runtime/counters/fetch_add_client.hpp"
 #include "runtime/messages/plain_messages.hpp"
+#include "runtime/onesided/remote_store_client.hpp"
 #include "runtime/progress/event_loop.hpp"
 #include "runtime/smm/shared_memory_manager.hpp"
 
@@ -24,6 +25,11 @@ namespace iso::detail {
 // The handler id of node::quiet's fences, reserved for the runtime: a fence's payload names
 // the read slot its issuer waits on, and the handler answers there.
 inline constexpr handler_id kQuietHandler = 0xffffffffu;
+
+struct window_id_and_size {
+  std::uint32_t id = 0;
+  std::size_t bytes = 0;
+};
 
 class node_state {
  public:
@@ -45,6 +51,8 @@ class node_state {
   [[nodiscard]] runtime::event_loop& loop() { return loop_; }
   // The NIC's fetch-and-add counters (nicfw/fetch_add_service.hpp).
   [[nodiscard]] runtime::fetch_add_client& counters() { return counters_; }
+  // The NIC's remote store (nicfw/remote_store_service.hpp).
+  [[nodiscard]] runtime::remote_store_client& store() { return store_; }
   [[nodiscard]] nicfw::engine& nic() { return *nic_; }
   [[nodiscard]] std::size_t messages_waiting() const { return inbox_.size(); }
   // What the node's read handles share with it (see detail::node_link).
@@ -89,7 +97,20 @@ class node_state {
   // Runs `op` (which adds one operation) in an isochron of its own.
   [[nodiscard]] absl::Status one_op_isochron(absl::FunctionRef<absl::Status()> op);
 
+  // NIC counters and remote store (runtime/onesided.cpp): collective allocation, and the
+  // checks the public API makes before anything is sent.
+  [[nodiscard]] absl::StatusOr<counter> allocate_counter(node_id holder);
+  [[nodiscard]] absl::Status check_counter(const counter& c) const;
+  [[nodiscard]] absl::StatusOr<window_id_and_size> register_window(std::size_t bytes);
+  [[nodiscard]] absl::Status check_access(const char* call, std::uint32_t window, node_id target,
+                                          std::size_t offset, std::size_t bytes) const;
+  [[nodiscard]] std::span<std::byte> local_window(std::uint32_t window) {
+    return window_memory_[window];
+  }
+
  private:
+  // Windows' memory: first, so that it outlives the NIC, whose thread writes into it.
+  std::vector<std::vector<std::byte>> window_memory_;
   std::unique_ptr<runtime::bootstrap> boot_;
   std::unique_ptr<nicfw::engine> nic_;
   iso::options options_;
@@ -102,6 +123,8 @@ class node_state {
   runtime::plain_messages plain_;
   runtime::shared_memory_manager smm_;
   runtime::fetch_add_client counters_;
+  runtime::remote_store_client store_;
+  std::vector<node_id> counter_holders_;  // by counter index
   message pop_inbox();
   // Moves a message's bytes out of the NIC's queue into a copy, releasing its record.
   void copy_out(message::holder& h);

@@ -221,6 +221,26 @@ int iso_swap64(shmem_addr_t address, long long value, iso_var64* old);
 int iso_compare_swap32(shmem_addr_t address, long expected, long desired, iso_var32* old);
 int iso_compare_swap64(shmem_addr_t address, long long expected, long long desired, iso_var64* old);
 
+/* NIC counters (C++: iso/counter.hpp): 64-bit fetch-and-add counters held by one node's
+ * network interface and answered by it, not by that node's program, outside isochrons and
+ * logical time. For handing out work: every value is returned exactly once.
+ * iso_counter_alloc: allocates a counter held by node `holder`, starting at 0, into *out.
+ *   Collective: every node makes the same allocations in the same order (it waits for all,
+ *   as iso_barrier does, but orders no memory).
+ * iso_counter_fetch_add: adds `delta` to `counter` and stores the value before the add in
+ *   *before. Blocks until the answer is here; one node's adds apply in the order made. May
+ *   be called inside an isochron (it is not part of it).
+ * Returns: ISO_SUCCESS; ISO_E_INVALID_ARGUMENT for a NULL pointer, a holder outside the job
+ *   or a counter no allocation made (nothing is sent); ISO_E_FAILED_PRECONDITION outside
+ *   iso_init .. iso_deinit, inside a handler, or (iso_counter_alloc) inside an isochron;
+ *   ISO_E_ABORTED when another node failed. */
+typedef struct iso_counter {
+  uint32_t holder;
+  uint64_t index;
+} iso_counter;
+int iso_counter_alloc(int holder, iso_counter* out);
+int iso_counter_fetch_add(iso_counter counter, uint64_t delta, uint64_t* before);
+
 /* iso_write32, iso_write64: sets the variable to `value` (a sched and an assign in one). The
  * value is stored in the variable's width: a 32-bit variable keeps the low 32 bits, so -1
  * and 0xffffffff are the same value (read_iso_var32 returns it as -1). */

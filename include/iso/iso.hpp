@@ -3,6 +3,7 @@
 //   #include <iso/iso.hpp>
 #pragma once
 
+#include "iso/counter.hpp"
 #include "iso/error.hpp"
 #include "iso/isochron.hpp"
 #include "iso/node.hpp"
@@ -13,3 +14,4 @@
 #include "iso/status.hpp"
 #include "iso/trace.hpp"
 #include "iso/version.hpp"
+#include "iso/window.hpp"

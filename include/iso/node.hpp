@@ -23,12 +23,14 @@
 #include <span>
 #include <vector>
 
+#include "iso/counter.hpp"
 #include "iso/isochron.hpp"
 #include "iso/notice.hpp"
 #include "iso/options.hpp"
 #include "iso/shared.hpp"
 #include "iso/status.hpp"
 #include "iso/trace.hpp"
+#include "iso/window.hpp"
 
 namespace iso {
 
@@ -166,6 +168,34 @@ class node {
   // value. Throws iso::error: failed_precondition inside an open isochron (its reads could
   // never arrive), or the job's or this node's failure.
   void quiesce();
+
+  // NIC counters (iso/counter.hpp, which says more). Allocates a counter held by node
+  // `holder`'s NIC, starting at 0. Collective. Throws iso::error: invalid_argument for a
+  // holder outside the job; failed_precondition inside an open isochron; as barrier().
+  [[nodiscard]] counter allocate_counter(node_id holder);
+  // Adds `delta` to `c`; the handle gets the value before the add. May be called inside an
+  // isochron (it is not part of it). Throws iso::error: invalid_argument for a counter no
+  // allocation made or a holder outside the job, before anything is sent.
+  [[nodiscard]] value<std::uint64_t> fetch_add(const counter& c, std::uint64_t delta);
+
+  // Remote store (iso/window.hpp, which says more). Registers a window of `bytes` bytes on
+  // every node. Collective. Throws iso::error: invalid_argument for 0 bytes; out_of_range
+  // above 2^40; resource_exhausted when the memory cannot be had; failed_precondition inside
+  // an open isochron; as barrier().
+  [[nodiscard]] window register_window(std::size_t bytes);
+  // This node's own window `w`: its host's view, not ordered against puts of others.
+  [[nodiscard]] std::span<std::byte> local(const window& w);
+  // Puts `bytes` at `offset` of node `target`'s window `w`. Throws iso::error:
+  // invalid_argument for a bad window or target; out_of_range outside the window or above
+  // max_message_size().
+  void put(const window& w, node_id target, std::size_t offset, std::span<const std::byte> bytes);
+  // Gets `size` bytes at `offset` of node `target`'s window `w`. Errors as put().
+  [[nodiscard]] remote_bytes get(const window& w, node_id target, std::size_t offset,
+                                 std::size_t size);
+  // Waits until every put this node made before is visible at its target. Throws
+  // iso::error: deadline_exceeded after options::barrier_timeout; aborted when another
+  // node failed; failed_precondition inside a message handler.
+  void fence();
 
   // The operations executed at this node so far (empty unless options::trace).
   [[nodiscard]] const std::vector<trace_event>& trace() const;

@@ -183,6 +183,7 @@ class [[nodiscard]] value {
 
  private:
   friend class isochron;
+  friend class node;  // node::fetch_add
   explicit value(detail::read_handle h) : handle_(std::move(h)) {}
   detail::read_handle handle_;
 };

@@ -115,6 +115,8 @@ class shared_memory_manager final : public execution_sink, public delivery_unit 
   void close(read_slots::ticket t) { slots_.close(t); }
   // A slot for an answer that is not a read's (node::quiet's fences), filled by read_result.
   [[nodiscard]] read_slots::ticket open_slot(std::uint32_t count) { return slots_.open(count); }
+  // How many values an open slot takes.
+  [[nodiscard]] std::size_t slot_size(std::uint32_t slot) const { return slots_.size(slot); }
 
   // The largest message payload (handler-style or queued): what fits one NIC queue record
   // with the headers around it.

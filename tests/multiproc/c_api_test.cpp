@@ -453,4 +453,33 @@ TEST_F(CApi, IsochronousMessagesReachTheirHandlers) {
   }
 }
 
+// NIC counters: each node takes numbers from a counter on node 1, each value once (each
+// node's in increasing order, and the total at the end); bad input is refused by code.
+TEST_F(CApi, NicCountersHandOutEveryValueOnce) {
+  iso_counter c;
+  ASSERT_EQ(iso_counter_alloc(1, &c), ISO_SUCCESS) << iso_last_error();
+  EXPECT_EQ(c.holder, 1u);
+  std::vector<std::uint64_t> mine;
+  for (int i = 0; i < 200; ++i) {
+    std::uint64_t before = 0;
+    ASSERT_EQ(iso_counter_fetch_add(c, 1, &before), ISO_SUCCESS) << iso_last_error();
+    mine.push_back(before);
+  }
+  EXPECT_TRUE(std::is_sorted(mine.begin(), mine.end()));
+  EXPECT_EQ(std::adjacent_find(mine.begin(), mine.end()), mine.end());
+  ASSERT_EQ(iso_barrier(), ISO_SUCCESS);
+  std::uint64_t total = 0;
+  ASSERT_EQ(iso_counter_fetch_add(c, 0, &total), ISO_SUCCESS) << iso_last_error();
+  EXPECT_EQ(total, 400u);
+
+  expect_failure(iso_counter_alloc(1, nullptr), ISO_E_INVALID_ARGUMENT, "out is NULL");
+  expect_failure(iso_counter_alloc(2, &c), ISO_E_INVALID_ARGUMENT, "nodes 0..1");
+  expect_failure(iso_counter_fetch_add(c, 1, nullptr), ISO_E_INVALID_ARGUMENT, "before is NULL");
+  std::uint64_t before = 0;
+  const iso_counter forged{.holder = 1, .index = 99};
+  expect_failure(iso_counter_fetch_add(forged, 1, &before), ISO_E_INVALID_ARGUMENT,
+                 "no such counter");
+  ASSERT_EQ(iso_barrier(), ISO_SUCCESS);
+}
+
 }  // namespace

@@ -83,4 +83,11 @@ void collect_shmem_peer(const std::string& bin, bool quick, sample_table& peer, 
           peer, /*tolerate_exit=*/true);
 }
 
+void collect_shmem_peer_sizes(const std::string& bin, bool quick, sample_table& peer) {
+  collect_indexed(absl::StrFormat("'%s/run_shmem_peer.sh' '%s/iso-shmem-peer'%s --sizes "
+                                  "2>/dev/null",
+                                  bin, bin, quick ? " --quick" : ""),
+                  {"shmem_getmem_us", "shmem_putmem_quiet_us"}, peer, /*tolerate_exit=*/true);
+}
+
 }  // namespace iso::bench

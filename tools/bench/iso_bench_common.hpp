@@ -37,5 +37,8 @@ void set_done(iso::node& node, iso::shared_var<std::int64_t> done, std::int64_t 
 // tolerated: a crash at its end keeps the lines it printed).
 [[nodiscard]] bool shmem_peer_built(const std::string& bin);
 void collect_shmem_peer(const std::string& bin, bool quick, sample_table& peer, int pes = 2);
+// The same with the peer's sized figures too (--sizes: shmem_getmem_us and
+// shmem_putmem_quiet_us by bytes, under indexed_key(key, bytes)).
+void collect_shmem_peer_sizes(const std::string& bin, bool quick, sample_table& peer);
 
 }  // namespace iso::bench

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# run_shmem_peer.sh <path-to-iso-shmem-peer> [--quick] [--pes N]
+# run_shmem_peer.sh <path-to-iso-shmem-peer> [--quick] [--pes N] [--sizes]
 #
 # Runs the OpenSHMEM peer on 2 PEs (or N, 2 to 8, mapped round robin over the cores and
 # bound to them, several to a core when there are fewer cores than PEs) and prints only its result lines on stdout. Exits 0 when
@@ -29,7 +29,7 @@
 set -uo pipefail
 
 usage() {
-  echo "usage: $0 <path-to-iso-shmem-peer> [--quick] [--pes 2..8]" >&2
+  echo "usage: $0 <path-to-iso-shmem-peer> [--quick] [--pes 2..8] [--sizes]" >&2
   exit 1
 }
 
@@ -37,10 +37,12 @@ usage() {
 peer=$1
 shift
 quick=()
+sizes=()
 pes=2
 while [[ $# -gt 0 ]]; do
   case $1 in
     --quick) quick=(--quick) ;;
+    --sizes) sizes=(--sizes) ;;
     --pes)
       [[ $# -ge 2 && $2 =~ ^[2-8]$ ]] || usage
       pes=$2
@@ -74,10 +76,10 @@ if [[ $pes -gt $(nproc) ]]; then
 fi
 timeout --kill-after=10 120 oshrun -n "$pes" "${placement[@]}" \
   --mca opal_common_ucx_opal_mem_hooks 0 -x UCX_TLS=sm,self \
-  "$peer" "${quick[@]}" </dev/null >"$work/out" 2>"$work/err"
+  "$peer" "${quick[@]}" "${sizes[@]}" </dev/null >"$work/out" 2>"$work/err"
 status=$?
 
-grep -E '^(shmem_g_us|shmem_p_quiet_us|shmem_p_quiet_k_us|shmem_atomic_fadd_us|shmem_lock_fadd4_us|shmem_lock_put4_us) ' \
+grep -E '^(shmem_g_us|shmem_p_quiet_us|shmem_p_quiet_k_us|shmem_atomic_fadd_us|shmem_lock_fadd4_us|shmem_lock_put4_us|shmem_getmem_us|shmem_putmem_quiet_us) ' \
   "$work/out" >"$work/results"
 cat "$work/results"
 

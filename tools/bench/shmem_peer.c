@@ -14,6 +14,10 @@
 //   shmem_lock_fadd4_us  set_lock, 4 fetch-adds, quiet, clear_lock (a read-modify-write)
 //   shmem_lock_put4_us   set_lock, 4 puts, quiet, clear_lock (a blind write)
 //
+// With --sizes it also times shmem_getmem, and shmem_putmem + shmem_quiet, of 8, 64, 512,
+// 4096, 32768 and 65536 bytes to PE 1 ("shmem_getmem_us <bytes> ...",
+// "shmem_putmem_quiet_us <bytes> ...", for order-bench).
+//
 // The crash in shmem_finalize (Debian 12: Open MPI 4.1.4, UCX 1.13.1). Without options every
 // PE segfaults there, 20 runs of 20. gdb shows ompi_mpi_finalize -> ompi_osc_base_finalize ->
 // osc/rdma calls free() -> opal_mem_hooks_release_hook calls the release callback that
@@ -48,6 +52,7 @@ enum {
   max_pes = 8,
   full_reps = 9,
   quick_reps = 3,
+  max_block = 65536,  // the largest --sizes transfer
 };
 
 // PE 1 stores this before the first get, so that the gets can be checked.
@@ -69,9 +74,11 @@ struct sym_area {
   struct padded_long lock;         // shmem_set_lock's word: zero before first use
   struct padded_long quad[4];      // the four-variable fetch-adds' counters
   struct padded_long quad_put[4];  // the four-variable puts' targets
+  char block[max_block];  // --sizes: what getmem reads and putmem writes
 };
 
 struct run_config {
+  int sizes;  // also the sized getmem and putmem figures
   int reps;
   double warm_ns;    // the warm-up runs at least this long; its last loop sizes the repetitions
   double target_ns;  // how long one timed repetition should last
@@ -118,6 +125,22 @@ static void loop_put_quiet(struct sym_area* area, long iters, int k) {
 static void loop_put_k_quiet(struct sym_area* area, long iters, int k) {
   for (long i = 0; i < iters; ++i) {
     for (int s = 0; s < k; ++s) shmem_long_p(&area->slots[s].value, i, target_pe);
+    shmem_quiet();
+  }
+}
+
+// The sized loops use k as the transfer's size in bytes; the local side is a private buffer.
+static char local_block[max_block];
+
+static void loop_getmem(struct sym_area* area, long iters, int k) {
+  for (long i = 0; i < iters; ++i) shmem_getmem(local_block, area->block, (size_t)k, target_pe);
+  sink = local_block[0];
+}
+
+static void loop_putmem_quiet(struct sym_area* area, long iters, int k) {
+  for (long i = 0; i < iters; ++i) {
+    memcpy(local_block, &i, sizeof i);  // each put carries its iteration, checked after
+    shmem_putmem(area->block, local_block, (size_t)k, target_pe);
     shmem_quiet();
   }
 }
@@ -254,14 +277,31 @@ static int run_measurements(struct sym_area* area, const struct run_config* cfg)
 
   measure(loop_lock_put4, area, 0, cfg, &s);
   ok &= report(quad_holds(area->quad_put, s.rep_iters - 1), "shmem_lock_put4_us", 0, &s);
+
+  static const int block_sizes[] = {8, 64, 512, 4096, 32768, max_block};
+  for (size_t b = 0; cfg->sizes && b < sizeof block_sizes / sizeof block_sizes[0]; ++b) {
+    const int bytes = block_sizes[b];
+    long seen = 0;
+    measure(loop_getmem, area, bytes, cfg, &s);
+    ok &= report(1, "shmem_getmem_us", bytes, &s);
+    measure(loop_putmem_quiet, area, bytes, cfg, &s);
+    shmem_getmem(&seen, area->block, sizeof seen, target_pe);
+    ok &= report(seen == s.rep_iters - 1, "shmem_putmem_quiet_us", bytes, &s);
+  }
   return ok;
 }
 
 static int parse_args(int argc, char** argv, struct run_config* cfg) {
-  *cfg = (struct run_config){.reps = full_reps, .warm_ns = 20e6, .target_ns = 20e6};
+  *cfg = (struct run_config){.sizes = 0, .reps = full_reps, .warm_ns = 20e6, .target_ns = 20e6};
   for (int i = 1; i < argc; ++i) {
+    if (strcmp(argv[i], "--sizes") == 0) {
+      cfg->sizes = 1;
+      continue;
+    }
     if (strcmp(argv[i], "--quick") != 0) return 0;
-    *cfg = (struct run_config){.reps = quick_reps, .warm_ns = 2e6, .target_ns = 2e6};
+    cfg->reps = quick_reps;
+    cfg->warm_ns = 2e6;
+    cfg->target_ns = 2e6;
   }
   return 1;
 }
@@ -274,7 +314,9 @@ int main(int argc, char** argv) {
   int me = shmem_my_pe();
   n_pes = shmem_n_pes();
   if (!args_ok || n_pes < 2 || n_pes > max_pes) {
-    if (me == measurer_pe) fprintf(stderr, "usage: oshrun -n 2..8 iso-shmem-peer [--quick]\n");
+    if (me == measurer_pe) {
+      fprintf(stderr, "usage: oshrun -n 2..8 iso-shmem-peer [--quick] [--sizes]\n");
+    }
     shmem_finalize();
     return 2;
   }

@@ -37,8 +37,8 @@ struct counters_cluster {
   }
 
   void request(comm::node_id from, comm::node_id owner, std::uint64_t counter, std::uint64_t delta,
-               std::uint32_t ticket) {
-    const fetch_add_request r{.counter = counter, .delta = delta, .ticket = ticket};
+               std::uint32_t ticket, std::uint32_t tag = 0) {
+    const fetch_add_request r{.counter = counter, .delta = delta, .ticket = ticket, .tag = tag};
     const comm::byte_span piece = std::as_bytes(std::span(&r, 1));
     while (!nics[from]->channel().host_submit(kFetchAddSubmission, owner, std::span(&piece, 1))) {
       pump(from);
@@ -161,6 +161,21 @@ TEST(FetchAddService, TheOwnersHostIsNotNeeded) {
   c.wait_for_answers({1, 2}, 100);
   EXPECT_EQ(c.answers[1].size() + c.answers[2].size(), 200u);
   EXPECT_FALSE(c.nics[0]->channel().host_has_deliveries());
+}
+
+// The request's tag (where the host wants the answer) comes back with it, from a remote
+// counter and from the node's own.
+TEST(FetchAddService, TheTagComesBackWithTheAnswer) {
+  counters_cluster c(2, /*own_thread=*/false);
+  c.request(0, 1, 3, 1, /*ticket=*/0, /*tag=*/0);
+  c.request(0, 1, 3, 1, /*ticket=*/1, /*tag=*/77);
+  c.request(0, 0, 3, 1, /*ticket=*/2, /*tag=*/0xfffffffe);
+  c.wait_for_answers({0}, 3);
+  std::vector<std::uint32_t> tags(3);
+  for (const fetch_add_result& r : c.answers[0]) tags[r.ticket] = r.tag;
+  EXPECT_EQ(tags[0], 0u);
+  EXPECT_EQ(tags[1], 77u);
+  EXPECT_EQ(tags[2], 0xfffffffeu);
 }
 
 }  // namespace
