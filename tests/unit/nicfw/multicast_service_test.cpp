@@ -124,7 +124,7 @@ struct cluster {
     }
   }
 
-  std::size_t count(comm::node_id i, std::uint32_t group) const {
+  [[nodiscard]] std::size_t count(comm::node_id i, std::uint32_t group) const {
     return static_cast<std::size_t>(std::count_if(
         got[i].begin(), got[i].end(), [&](const received& r) { return r.group == group; }));
   }
@@ -152,7 +152,7 @@ struct cluster {
     }
   }
 
-  std::vector<received> of_group(comm::node_id i, std::uint32_t group) const {
+  [[nodiscard]] std::vector<received> of_group(comm::node_id i, std::uint32_t group) const {
     std::vector<received> out;
     for (const received& r : got[i]) {
       if (r.group == group) out.push_back(r);
