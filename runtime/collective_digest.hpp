@@ -20,7 +20,7 @@ namespace iso::runtime {
 
 class collective_digest {
  public:
-  enum class kind : std::uint64_t { barrier = 1, allocate = 2 };
+  enum class kind : std::uint64_t { barrier = 1, allocate = 2, ordered_group = 3 };
 
   explicit collective_digest(kind k) { add(static_cast<std::uint64_t>(k)); }
 
