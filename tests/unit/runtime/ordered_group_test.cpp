@@ -137,6 +137,7 @@ TEST_P(OrderedGroup, SubsetAndOverlappingGroupsWithLargeMessages) {
   constexpr std::uint32_t kEach = 40;
   const int status = run_inproc(5, opts(), [&](iso::node& node) {
     std::vector<iso::ordered_group> gs;
+    gs.reserve(groups.size());
     for (const auto& members : groups) gs.emplace_back(node, members);
     for (std::size_t i = 0; i < gs.size(); ++i) {
       if (!gs[i].member()) {
