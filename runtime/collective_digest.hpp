@@ -20,7 +20,13 @@ namespace iso::runtime {
 
 class collective_digest {
  public:
-  enum class kind : std::uint64_t { barrier = 1, allocate = 2, counter = 3, window = 4 };
+  enum class kind : std::uint64_t {
+    barrier = 1,
+    allocate = 2,
+    counter = 3,
+    window = 4,
+    ordered_group = 5,
+  };
 
   explicit collective_digest(kind k) { add(static_cast<std::uint64_t>(k)); }
 

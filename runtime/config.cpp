@@ -10,6 +10,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "comm/fault_injection.hpp"
+#include "nicfw/multicast_tree.hpp"
 
 namespace iso::runtime {
 namespace {
@@ -188,6 +189,31 @@ const std::vector<setting>& settings() {
       number_setting("ISO_WINDOW_BYTES", "window_bytes", "bytes", "0 to 68719476736 (64 GiB)",
                      "memory window per node, where its copies live while they fit",
                      &options::window_bytes, 0, kMaxWindowBytes),
+      {"ISO_ORDERING", "ordering", "name", "sequencer or isotach",
+       "how an ordered group orders its messages, unless it names an order",
+       [](options& o, const std::string& text) {
+         if (text == "sequencer") {
+           o.ordering = order_kind::sequencer;
+         } else if (text == "isotach") {
+           o.ordering = order_kind::isotach;
+         } else {
+           return absl::InvalidArgumentError(
+               absl::StrFormat("ISO_ORDERING is '%s'; expected sequencer or isotach", text));
+         }
+         return absl::OkStatus();
+       },
+       [](const options&) { return true; },
+       [](const options& o) {
+         return std::string(o.ordering == order_kind::isotach ? "isotach" : "sequencer");
+       }},
+      {"ISO_MULTICAST_TREE", "multicast_tree", "name", "binary, chain or binomial",
+       "the spanning trees NICs forward a sequenced group's messages along",
+       [](options& o, const std::string& text) {
+         o.multicast_tree = text;
+         return absl::OkStatus();
+       },
+       [](const options& o) { return nicfw::parse_tree_shape(o.multicast_tree).ok(); },
+       [](const options& o) { return o.multicast_tree; }},
   };
   return table;
 }

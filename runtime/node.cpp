@@ -12,6 +12,7 @@
 #include "iso/error.hpp"
 #include "nicfw/fetch_add_service.hpp"
 #include "nicfw/remote_store_service.hpp"
+#include "nicfw/multicast_service.hpp"
 #include "runtime/collective_digest.hpp"
 #include "runtime/node_state.hpp"
 
@@ -88,6 +89,14 @@ node_state::node_state(std::unique_ptr<runtime::bootstrap> boot, std::unique_ptr
     if (!bytes.empty()) std::memcpy(words.data(), bytes.data(), bytes.size());
     smm_.read_result(id(), slot, 0, words);
   });
+  auto multicast =
+      std::make_unique<nicfw::multicast_service>(nic_->context(), nicfw::multicast_options{});
+  multicast_ = multicast.get();
+  nic_->add_service(std::move(multicast), nicfw::multicast_service::kBinding);
+  // The option was checked with the others (config.cpp).
+  const absl::StatusOr<nicfw::tree_shape> shape = nicfw::parse_tree_shape(opts.multicast_tree);
+  sequenced_ = std::make_unique<runtime::sequencer_groups>(
+      loop_, *multicast_, shape.ok() ? *shape : nicfw::tree_shape::binary);
   plain_.set_receiver(
       [this](node_id source, std::span<const std::byte> bytes, std::uint64_t record) {
         auto h = std::make_unique<message::holder>();

@@ -17,6 +17,7 @@
 #include "runtime/counters/fetch_add_client.hpp"
 #include "runtime/messages/plain_messages.hpp"
 #include "runtime/onesided/remote_store_client.hpp"
+#include "runtime/ordered/sequencer_groups.hpp"
 #include "runtime/progress/event_loop.hpp"
 #include "runtime/smm/shared_memory_manager.hpp"
 
@@ -53,6 +54,12 @@ class node_state {
   [[nodiscard]] runtime::fetch_add_client& counters() { return counters_; }
   // The NIC's remote store (nicfw/remote_store_service.hpp).
   [[nodiscard]] runtime::remote_store_client& store() { return store_; }
+  // Sequenced ordered groups (runtime/ordered/sequencer_groups.hpp), and the NIC service
+  // under them; the id the next ordered group of this node gets (every node builds the
+  // job's groups in one order, so ids agree).
+  [[nodiscard]] runtime::sequencer_groups& sequenced() { return *sequenced_; }
+  [[nodiscard]] nicfw::multicast_service& multicast() { return *multicast_; }
+  std::uint32_t next_group_id() { return groups_++; }
   [[nodiscard]] nicfw::engine& nic() { return *nic_; }
   [[nodiscard]] std::size_t messages_waiting() const { return inbox_.size(); }
   // What the node's read handles share with it (see detail::node_link).
@@ -125,6 +132,9 @@ class node_state {
   runtime::fetch_add_client counters_;
   runtime::remote_store_client store_;
   std::vector<node_id> counter_holders_;  // by counter index
+  nicfw::multicast_service* multicast_ = nullptr;  // owned by the NIC
+  std::unique_ptr<runtime::sequencer_groups> sequenced_;
+  std::uint32_t groups_ = 0;
   message pop_inbox();
   // Moves a message's bytes out of the NIC's queue into a copy, releasing its record.
   void copy_out(message::holder& h);

@@ -9,6 +9,7 @@
 #include "iso/node.hpp"
 #include "iso/notice.hpp"
 #include "iso/options.hpp"
+#include "iso/ordered_group.hpp"
 #include "iso/run.hpp"
 #include "iso/shared.hpp"
 #include "iso/status.hpp"

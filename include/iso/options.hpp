@@ -22,6 +22,11 @@ enum class nic_mode { automatic, thread, inline_poll };
 // The name nic_mode had before; programs written with it still build.
 using nic_placement = nic_mode;
 
+// How an iso::ordered_group orders its messages (iso/ordered_group.hpp): a sequencer (a
+// counter held by one member's NIC numbers the messages, NICs forward them along trees),
+// or isotach (each message an isochronous multicast, ordered with shared variables too).
+enum class order_kind { sequencer, isotach };
+
 struct options {
   // Bytes of buffer for each ordered pair of nodes; a power of two from 1 KiB to 1 GiB.
   // Bounds the largest message (a quarter of it) and how far a sender may run ahead.
@@ -63,6 +68,11 @@ struct options {
   // fit (16 bytes per variable; pages beyond it are read through the NICs). Only what is
   // used costs memory.
   std::size_t window_bytes = 16 * 1024 * 1024;
+  // The order an iso::ordered_group uses when it names none.
+  order_kind ordering = order_kind::sequencer;
+  // The spanning trees along which NICs forward a sequenced group's messages: "binary"
+  // (the default), "chain" (deep: for one sender of large messages) or "binomial".
+  std::string multicast_tree = "binary";
 };
 
 // One setting as the runtime will use it: its environment variable, unit, meaning and

@@ -1,0 +1,92 @@
+#include "runtime/ordered/sequencer_groups.hpp"
+
+#include <cstring>
+
+#include "absl/strings/str_format.h"
+
+namespace iso::runtime {
+
+sequencer_groups::sequencer_groups(event_loop& loop, nicfw::multicast_service& service,
+                                   nicfw::tree_shape shape)
+    : loop_(loop), service_(service), shape_(shape) {
+  constexpr nicfw::delivery_kind kKinds[] = {nicfw::kMulticastDelivery};
+  loop.add_unit(*this, kKinds);
+}
+
+void sequencer_groups::open(std::uint32_t group, std::span<const comm::node_id> members) {
+  groups_[group].members.assign(members.begin(), members.end());
+}
+
+std::size_t sequencer_groups::max_batch(std::size_t members) const {
+  // The submission record holds the prefix, the members and the batch; the delivery record
+  // a header of the host queue's own, which 64 bytes cover.
+  const std::size_t overhead =
+      sizeof(nicfw::multicast_prefix) + members * sizeof(comm::node_id) + 64;
+  const std::size_t record = loop_.nic().channel().max_record();
+  return record > overhead ? record - overhead : 0;
+}
+
+absl::Status sequencer_groups::send(std::uint32_t group, std::span<const std::byte> batch) {
+  const group_state& g = groups_[group];
+  const nicfw::multicast_prefix prefix{.root = loop_.nic().self(),
+                                       .group = group,
+                                       .sequencer = g.members.front(),
+                                       .members = static_cast<std::uint16_t>(g.members.size()),
+                                       .shape = shape_,
+                                       .flags = nicfw::kMulticastSequenced};
+  const comm::byte_span pieces[] = {std::as_bytes(std::span(&prefix, 1)),
+                                    std::as_bytes(std::span(g.members)), batch};
+  // Deliveries keep being filed while we wait: our own window frees only as the members
+  // (this one too) take what is in flight.
+  if (absl::Status s = loop_.wait_for([&] {
+        return service_.host_may_submit() &&
+               loop_.nic().channel().host_submit(nicfw::kMulticastSubmission, prefix.root, pieces);
+      });
+      !s.ok()) {
+    return s;
+  }
+  service_.host_submitted();
+  loop_.nic().wake();
+  return absl::OkStatus();
+}
+
+void sequencer_groups::on_delivery(const nicfw::delivery& d) {
+  ++consumed_unreported_;
+  auto it = groups_.find(d.sequence);
+  if (it == groups_.end()) {
+    loop_.fail(absl::InvalidArgumentError(
+        absl::StrFormat("ordered message from node %u for group %u, which this node has not opened",
+                        d.source, d.sequence)));
+    return;
+  }
+  std::deque<ordered_delivery>& inbox = it->second.inbox;
+  std::size_t at = 0;
+  while (at < d.payload.size()) {
+    std::uint32_t length = 0;
+    if (d.payload.size() - at < sizeof(length)) break;
+    std::memcpy(&length, d.payload.data() + at, sizeof(length));
+    at += sizeof(length);
+    if (d.payload.size() - at < length) break;
+    const std::byte* begin = d.payload.data() + at;
+    inbox.push_back({.sender = d.source, .bytes = {begin, begin + length}});
+    at += length;
+  }
+  if (at != d.payload.size()) {
+    loop_.fail(absl::InvalidArgumentError(absl::StrFormat(
+        "ordered batch of %u bytes from node %u for group %u is malformed at byte %u",
+        d.payload.size(), d.source, d.sequence, at)));
+  }
+}
+
+absl::Status sequencer_groups::end_round(std::uint64_t closed, bool& did_work) {
+  (void)closed;
+  if (consumed_unreported_ == 0) return absl::OkStatus();
+  // Copied out: the NIC may return the credits (and wakes to do so).
+  service_.host_consumed(consumed_unreported_);
+  consumed_unreported_ = 0;
+  loop_.nic().wake();
+  did_work = true;
+  return absl::OkStatus();
+}
+
+}  // namespace iso::runtime

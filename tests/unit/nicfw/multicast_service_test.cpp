@@ -1,0 +1,352 @@
+// Multicast and sequenced delivery on the NIC (nicfw/multicast_service.hpp), on engines over
+// the inproc transport with fake hosts: every member gets every message once, in its
+// sender's order; sequenced groups deliver one order at every member; credits keep a
+// member that does not poll from losing anything or from growing any NIC's buffers.
+#include "nicfw/multicast_service.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "comm/inproc.hpp"
+#include "nicfw/engine.hpp"
+
+namespace iso::nicfw {
+namespace {
+
+struct received {
+  std::uint32_t group;
+  comm::node_id sender;
+  std::uint64_t stamp;
+  std::uint32_t index;  // the sender's message index, from the payload
+  bool operator==(const received&) const = default;
+};
+
+// The payload: (sender, index), then `extra` bytes derived from them.
+std::vector<std::byte> make_payload(comm::node_id sender, std::uint32_t index, std::size_t extra) {
+  std::vector<std::byte> p(8 + extra);
+  std::memcpy(p.data(), &sender, 4);
+  std::memcpy(p.data() + 4, &index, 4);
+  for (std::size_t i = 0; i < extra; ++i)
+    p[8 + i] = static_cast<std::byte>(sender * 31 + index + i);
+  return p;
+}
+
+struct cluster {
+  std::vector<std::unique_ptr<engine>> nics;
+  std::vector<multicast_service*> services;
+  std::vector<std::vector<received>> got;  // by node, in delivery order
+  std::vector<bool> paused;                // hosts that do not poll
+  std::vector<std::uint64_t> bad_payloads;
+
+  cluster(std::uint32_t n, bool own_thread, multicast_options mopts = {}) {
+    auto topo = std::make_shared<topology>(topology::single_switch(n));
+    auto transports = comm::make_inproc_fabric(n, {.ring_capacity = 1 << 16});
+    EXPECT_TRUE(transports.ok());
+    got.resize(n);
+    paused.assign(n, false);
+    bad_payloads.assign(n, 0);
+    for (comm::node_id i = 0; i < n; ++i) {
+      nics.push_back(std::make_unique<engine>(i, topo, std::move((*transports)[i]),
+                                              engine_options{.own_thread = own_thread,
+                                                             .local_nodes = n,
+                                                             .local_index = i,
+                                                             .host_queue_bytes = 1 << 22}));
+      auto service = std::make_unique<multicast_service>(nics.back()->context(), mopts);
+      services.push_back(service.get());
+      nics.back()->add_service(std::move(service), multicast_service::kBinding);
+    }
+    for (auto& nic : nics) nic->start();
+  }
+
+  // Runs node i's NIC (inline) and takes its host's deliveries.
+  void pump(comm::node_id i) {
+    if (paused[i]) return;
+    if (nics[i]->runs_inline()) {
+      bool did = false;
+      absl::Status s = nics[i]->poll(did);
+      ASSERT_TRUE(s.ok()) << s;
+    }
+    std::uint64_t taken = 0;
+    nics[i]->channel().host_poll([&](const delivery& d) {
+      ++taken;
+      ASSERT_EQ(d.kind, kMulticastDelivery);
+      ASSERT_GE(d.payload.size(), 8u);
+      received r{.group = d.sequence, .sender = d.source, .stamp = d.stamp, .index = 0};
+      comm::node_id sender = 0;
+      std::memcpy(&sender, d.payload.data(), 4);
+      std::memcpy(&r.index, d.payload.data() + 4, 4);
+      const std::vector<std::byte> expected = make_payload(sender, r.index, d.payload.size() - 8);
+      if (sender != d.source || !std::equal(expected.begin(), expected.end(), d.payload.begin())) {
+        ++bad_payloads[i];
+      }
+      got[i].push_back(r);
+    });
+    if (taken != 0) {
+      services[i]->host_consumed(taken);
+      nics[i]->wake();
+    }
+  }
+  void pump_all() {
+    for (comm::node_id i = 0; i < nics.size(); ++i) pump(i);
+  }
+
+  // Queues a message of `sender` for `members`; false when the host queue is full.
+  bool try_submit(comm::node_id sender, std::uint32_t group,
+                  const std::vector<comm::node_id>& members, tree_shape shape, std::uint8_t flags,
+                  const std::vector<std::byte>& payload) {
+    const multicast_prefix prefix{.root = sender,
+                                  .group = group,
+                                  .sequencer = members.front(),
+                                  .members = static_cast<std::uint16_t>(members.size()),
+                                  .shape = shape,
+                                  .flags = flags};
+    const comm::byte_span pieces[] = {std::as_bytes(std::span(&prefix, 1)),
+                                      std::as_bytes(std::span(members)), payload};
+    if (!services[sender]->host_may_submit() ||
+        !nics[sender]->channel().host_submit(kMulticastSubmission, sender, pieces)) {
+      return false;
+    }
+    services[sender]->host_submitted();
+    nics[sender]->wake();
+    return true;
+  }
+  void submit(comm::node_id sender, std::uint32_t group, const std::vector<comm::node_id>& members,
+              tree_shape shape, std::uint8_t flags, const std::vector<std::byte>& payload) {
+    const absl::Time deadline = absl::Now() + absl::Seconds(30);
+    while (!try_submit(sender, group, members, shape, flags, payload)) {
+      pump_all();
+      ASSERT_LT(absl::Now(), deadline) << "node " << sender << " cannot submit";
+    }
+  }
+
+  [[nodiscard]] std::size_t count(comm::node_id i, std::uint32_t group) const {
+    return static_cast<std::size_t>(std::count_if(
+        got[i].begin(), got[i].end(), [&](const received& r) { return r.group == group; }));
+  }
+  // Pumps until every (node, group) of `want` has its count; fails after 30 s.
+  void wait_for(const std::map<std::pair<comm::node_id, std::uint32_t>, std::size_t>& want) {
+    const absl::Time deadline = absl::Now() + absl::Seconds(30);
+    for (;;) {
+      pump_all();
+      bool done = true;
+      for (const auto& [key, n] : want) done &= count(key.first, key.second) >= n;
+      if (done) return;
+      if (absl::Now() >= deadline) {
+        std::string state;
+        for (const auto& [key, n] : want) {
+          state += " node " + std::to_string(key.first) + " group " + std::to_string(key.second) +
+                   ": " + std::to_string(count(key.first, key.second)) + "/" + std::to_string(n);
+        }
+        for (comm::node_id i = 0; i < nics.size(); ++i) {
+          state += " nic " + std::to_string(i) + " holds " +
+                   std::to_string(services[i]->messages_held()) + " (" +
+                   nics[i]->failure().ToString() + ") " + services[i]->describe() + "\n";
+        }
+        FAIL() << "deliveries did not come:" << state;
+      }
+    }
+  }
+
+  [[nodiscard]] std::vector<received> of_group(comm::node_id i, std::uint32_t group) const {
+    std::vector<received> out;
+    for (const received& r : got[i]) {
+      if (r.group == group) out.push_back(r);
+    }
+    return out;
+  }
+};
+
+// Every member got `per_sender` messages of each sender, in the order it sent them.
+void expect_fifo_per_sender(const std::vector<received>& seq,
+                            const std::vector<comm::node_id>& senders, std::uint32_t per_sender,
+                            const std::string& where) {
+  std::map<comm::node_id, std::uint32_t> next;
+  for (const received& r : seq) {
+    ASSERT_EQ(r.index, next[r.sender]) << where << ": sender " << r.sender << " out of order";
+    ++next[r.sender];
+  }
+  for (comm::node_id s : senders) EXPECT_EQ(next[s], per_sender) << where << " sender " << s;
+}
+
+std::vector<comm::node_id> all_nodes(std::uint32_t n) {
+  std::vector<comm::node_id> v(n);
+  for (comm::node_id i = 0; i < n; ++i) v[i] = i;
+  return v;
+}
+
+struct shape_and_mode {
+  tree_shape shape;
+  bool own_thread;
+};
+std::string name_of(const testing::TestParamInfo<shape_and_mode>& info) {
+  return std::string(tree_shape_name(info.param.shape)) +
+         (info.param.own_thread ? "OnNicThreads" : "Inline");
+}
+class Multicast : public testing::TestWithParam<shape_and_mode> {};
+INSTANTIATE_TEST_SUITE_P(Shapes, Multicast,
+                         testing::Values(shape_and_mode{tree_shape::binary, false},
+                                         shape_and_mode{tree_shape::chain, false},
+                                         shape_and_mode{tree_shape::binomial, false},
+                                         shape_and_mode{tree_shape::binary, true},
+                                         shape_and_mode{tree_shape::chain, true},
+                                         shape_and_mode{tree_shape::binomial, true}),
+                         name_of);
+
+// Unsequenced: every node multicasts to the whole job, some messages larger than a
+// transport packet; each member gets each message once, uncorrupted, in its sender's order.
+TEST_P(Multicast, EveryMemberGetsEveryMessageInItsSendersOrder) {
+  constexpr std::uint32_t kNodes = 5;
+  constexpr std::uint32_t kEach = 150;
+  cluster c(kNodes, GetParam().own_thread);
+  const auto members = all_nodes(kNodes);
+  for (std::uint32_t k = 0; k < kEach; ++k) {
+    for (comm::node_id s = 0; s < kNodes; ++s) {
+      const std::size_t extra = k % 50 == 7 ? 200'000 : (k * 13 + s) % 300;
+      c.submit(s, 1, members, GetParam().shape, 0, make_payload(s, k, extra));
+    }
+  }
+  std::map<std::pair<comm::node_id, std::uint32_t>, std::size_t> want;
+  for (comm::node_id i = 0; i < kNodes; ++i) want[{i, 1}] = kNodes * kEach;
+  c.wait_for(want);
+  for (comm::node_id i = 0; i < kNodes; ++i) {
+    EXPECT_EQ(c.got[i].size(), kNodes * kEach);
+    EXPECT_EQ(c.bad_payloads[i], 0u) << "node " << i;
+    expect_fifo_per_sender(c.got[i], members, kEach, "node " + std::to_string(i));
+  }
+}
+
+// Sequenced, overlapping subsets, concurrent senders: the members of a group deliver its
+// messages in one order, numbered 0, 1, 2, ... with no gap; non-members get nothing of it.
+TEST_P(Multicast, SequencedGroupsDeliverOneOrderAtEveryMember) {
+  constexpr std::uint32_t kNodes = 6;
+  constexpr std::uint32_t kEach = 120;
+  cluster c(kNodes, GetParam().own_thread);
+  const std::map<std::uint32_t, std::vector<comm::node_id>> groups = {
+      {7, {0, 2, 4, 5}}, {9, {1, 2, 3, 5}}, {11, all_nodes(kNodes)}};
+  for (std::uint32_t k = 0; k < kEach; ++k) {
+    for (const auto& [g, members] : groups) {
+      for (comm::node_id s : members) {
+        const std::size_t extra = k % 40 == 3 ? 100'000 : (k + s) % 64;
+        c.submit(s, g, members, GetParam().shape, kMulticastSequenced, make_payload(s, k, extra));
+      }
+    }
+  }
+  std::map<std::pair<comm::node_id, std::uint32_t>, std::size_t> want;
+  for (const auto& [g, members] : groups) {
+    for (comm::node_id i : members) want[{i, g}] = members.size() * kEach;
+  }
+  c.wait_for(want);
+  for (const auto& [g, members] : groups) {
+    const std::vector<received> first = c.of_group(members.front(), g);
+    ASSERT_EQ(first.size(), members.size() * kEach);
+    for (std::size_t k = 0; k < first.size(); ++k) ASSERT_EQ(first[k].stamp, k) << "group " << g;
+    for (comm::node_id i = 0; i < kNodes; ++i) {
+      const bool member = std::find(members.begin(), members.end(), i) != members.end();
+      const std::string where = "group " + std::to_string(g) + " node " + std::to_string(i);
+      if (!member) {
+        EXPECT_EQ(c.count(i, g), 0u) << where;
+        continue;
+      }
+      EXPECT_EQ(c.of_group(i, g), first) << where;
+      expect_fifo_per_sender(c.of_group(i, g), members, kEach, where);
+    }
+  }
+  for (comm::node_id i = 0; i < kNodes; ++i) EXPECT_EQ(c.bad_payloads[i], 0u);
+}
+
+// From 2 to 8 nodes, every shape: one order everywhere.
+TEST(MulticastSizes, SequencedOrderHoldsFromTwoToEightNodes) {
+  for (std::uint32_t n = 2; n <= 8; ++n) {
+    for (tree_shape shape : {tree_shape::binary, tree_shape::chain, tree_shape::binomial}) {
+      cluster c(n, /*own_thread=*/false);
+      const auto members = all_nodes(n);
+      for (std::uint32_t k = 0; k < 40; ++k) {
+        for (comm::node_id s = 0; s < n; ++s) {
+          c.submit(s, 3, members, shape, kMulticastSequenced, make_payload(s, k, 16));
+        }
+      }
+      std::map<std::pair<comm::node_id, std::uint32_t>, std::size_t> want;
+      for (comm::node_id i = 0; i < n; ++i) want[{i, 3}] = n * 40;
+      c.wait_for(want);
+      for (comm::node_id i = 1; i < n; ++i) {
+        EXPECT_EQ(c.got[i], c.got[0])
+            << n << " nodes, " << tree_shape_name(shape) << ", node " << i;
+      }
+    }
+  }
+}
+
+// A number given back (a null) fills its place at every member and is not delivered.
+TEST(MulticastSizes, ANullFillsItsNumbersPlace) {
+  cluster c(4, /*own_thread=*/false);
+  const auto members = all_nodes(4);
+  for (std::uint32_t k = 0; k < 30; ++k) {
+    for (comm::node_id s = 0; s < 4; ++s) {
+      const bool null = s == 2 && k % 3 == 0;
+      c.submit(s, 5, members, tree_shape::binary,
+               null ? kMulticastSequenced | kMulticastNull : kMulticastSequenced,
+               make_payload(s, null ? 999 : k, 0));
+    }
+  }
+  constexpr std::size_t kReal = 4 * 30 - 10;
+  std::map<std::pair<comm::node_id, std::uint32_t>, std::size_t> want;
+  for (comm::node_id i = 0; i < 4; ++i) want[{i, 5}] = kReal;
+  c.wait_for(want);
+  for (comm::node_id i = 0; i < 4; ++i) {
+    ASSERT_EQ(c.got[i].size(), kReal);
+    EXPECT_EQ(c.got[i], c.got[0]);
+    for (const received& r : c.got[i]) EXPECT_NE(r.index, 999u) << "a null was delivered";
+    EXPECT_EQ(c.got[i].back().stamp, 4u * 30 - 1) << "the last number was not the last delivered";
+  }
+}
+
+// A member whose host does not poll for a second under a flood: the senders stall, every
+// NIC holds a bounded number of messages, and once it polls again every message arrives,
+// in one order.
+TEST(MulticastSlowMember, NothingIsLostMemoryIsBoundedAndTheFloodResumes) {
+  constexpr std::uint32_t kNodes = 4;
+  constexpr std::uint32_t kEach = 1000;
+  const multicast_options mopts{.window = 16, .sequencer_window = 8};
+  cluster c(kNodes, /*own_thread=*/true, mopts);
+  const auto members = all_nodes(kNodes);
+  std::vector<std::uint32_t> sent(kNodes, 0);
+  const auto flood = [&] {
+    for (comm::node_id s = 0; s < 3; ++s) {
+      if (sent[s] < kEach && c.try_submit(s, 1, members, tree_shape::binary, kMulticastSequenced,
+                                          make_payload(s, sent[s], 64))) {
+        ++sent[s];
+      }
+    }
+    c.pump_all();
+  };
+  c.paused[3] = true;
+  const absl::Time resume = absl::Now() + absl::Seconds(1);
+  while (absl::Now() < resume) flood();
+  // The senders stopped: their own windows are full of messages the slow member holds up.
+  const std::size_t delivered_while_paused = c.got[0].size();
+  // The slow member's NIC takes what its parents' credits allow (its host does not), and the
+  // counter hands out no number beyond what it took plus the sequencer's window.
+  EXPECT_LE(delivered_while_paused, mopts.window * (kNodes - 1) + mopts.sequencer_window)
+      << "the group ran ahead of its slow member";
+  EXPECT_TRUE(c.got[3].empty());
+  c.paused[3] = false;
+  while (std::any_of(sent.begin(), sent.begin() + 3, [&](std::uint32_t n) { return n < kEach; })) {
+    flood();
+  }
+  std::map<std::pair<comm::node_id, std::uint32_t>, std::size_t> want;
+  for (comm::node_id i = 0; i < kNodes; ++i) want[{i, 1}] = 3 * kEach;
+  c.wait_for(want);
+  for (comm::node_id i = 0; i < kNodes; ++i) {
+    EXPECT_EQ(c.got[i], c.got[0]) << "node " << i;
+    EXPECT_LE(c.services[i]->peak_messages_held(), mopts.window * kNodes) << "node " << i;
+  }
+  expect_fifo_per_sender(c.got[3], {0, 1, 2}, kEach, "the slow member");
+}
+
+}  // namespace
+}  // namespace iso::nicfw
