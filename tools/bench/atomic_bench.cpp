@@ -1,6 +1,9 @@
 // atomic-bench: a shared counter incremented through isochrons, beside OpenSHMEM's
-// shmem_atomic_fetch_add measured in the same run (2 processes, node 0 increments while the
-// other serves, as the OpenSHMEM peer's PE 0 does against PE 1).
+// shmem_atomic_fetch_add measured in the same run. On 2 processes node 0 increments while
+// the other serves, as the OpenSHMEM peer's PE 0 does against PE 1. On 4 processes (more
+// than the 2 cores of our test machines: oversubscribed) every node increments the one
+// counter, whose only copy is on node 1, and so does every PE of the peer; the figure is
+// node 0's (PE 0's) time per increment of its own.
 //   fetch_add, remote copy:   the counter's only copy is on the other node; one isochron
 //                             with iso.fetch_add, the old value back from that copy.
 //   fetch_add, every copy:    a copy on every node; the answer comes from this node's copy
@@ -8,7 +11,8 @@
 //   read + sched / assign:    the idiom without read-modify-writes: an isochron that reads
 //                             and reserves the counter, then one that assigns the new value.
 //
-//   build/bin/atomic-bench            # drives: isorun -n 2 for ours, oshrun for the peer
+//   build/bin/atomic-bench            # drives: isorun -n 2 and -n 4 for ours, oshrun for the
+//                                     # peer, alternating
 //   build/bin/atomic-bench --quick    # fewer repetitions
 #include <chrono>
 #include <cstdio>
@@ -22,6 +26,9 @@
 namespace {
 
 using clock_type = std::chrono::steady_clock;
+
+// The oversubscribed job: more processes than the 2 cores of our test machines.
+constexpr int kEveryNodeCount = 4;
 
 double micros(clock_type::duration d) {
   return std::chrono::duration<double, std::micro>(d).count();
@@ -83,6 +90,48 @@ void worker(iso::node& node, int repetitions, int iterations) {
   node.barrier();
 }
 
+// Every node increments the counter, `iterations` times per repetition and method; node 0
+// prints its own time per increment. The final value checks that no increment was lost.
+void every_node_worker(iso::node& node, int repetitions, int iterations) {
+  auto counter = node.allocate<std::int64_t>(1, iso::placement::on(1))[0];
+  node.barrier();
+  for (int rep = 0; rep < repetitions; ++rep) {
+    const double fetch_add = mean_us(iterations, [&] {
+      iso::isochron iso(node);
+      iso::value<std::int64_t> old = iso.fetch_add(counter, 1);
+      iso.end();
+      (void)old.get();
+    });
+    node.barrier();
+    const double sched_assign = mean_us(iterations, [&] {
+      iso::value<std::int64_t> old;
+      {
+        iso::isochron iso(node);
+        old = iso.read(counter);
+        iso.sched(counter);
+      }
+      iso::isochron iso(node);
+      iso.assign(counter, old.get() + 1);
+    });
+    node.barrier();
+    if (node.id() == 0) {
+      std::printf("all_fetch_add_us/%u %.4f\nall_sched_assign_us/%u %.4f\n", node.count(),
+                  fetch_add, node.count(), sched_assign);
+      std::fflush(stdout);
+    }
+  }
+  iso::isochron look(node);
+  iso::value<std::int64_t> total = look.read(counter);
+  look.end();
+  const std::int64_t expected = std::int64_t{2} * repetitions * iterations * node.count();
+  if (total.get() != expected) {
+    std::fprintf(stderr, "atomic-bench: node %u sees the counter at %lld, not %lld\n", node.id(),
+                 static_cast<long long>(total.get()), static_cast<long long>(expected));
+    std::exit(1);
+  }
+  node.barrier();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -95,8 +144,14 @@ int main(int argc, char** argv) {
   if (args->as_worker) {
     iso::options opts;
     opts.nic = args->mode;
-    return iso::run(argc, argv, opts,
-                    [&](iso::node& node) { worker(node, repetitions, iterations); });
+    return iso::run(argc, argv, opts, [&](iso::node& node) {
+      if (node.count() == 2) {
+        worker(node, repetitions, iterations);
+      } else {
+        // Every node's increments wait for the others': fewer keep a repetition short.
+        every_node_worker(node, repetitions, iterations / 5);
+      }
+    });
   }
 
   const std::string bin = iso::bench::program_directory();
@@ -106,20 +161,25 @@ int main(int argc, char** argv) {
   iso::bench::sample_table ours, peer;
   const bool have_peer = iso::bench::shmem_peer_built(bin);
   const int rounds = quick ? 1 : 3;
-  std::printf("atomic-bench: a shared counter, 2 processes (shm), %d rounds x %d repetitions\n",
-              rounds, repetitions);
+  std::printf(
+      "atomic-bench: a shared counter, 2 processes and 4 processes (shm), %d rounds x %d "
+      "repetitions, alternating\n",
+      rounds, repetitions);
   std::fflush(stdout);
   for (int round = 0; round < rounds; ++round) {
-    if (!iso::bench::collect(
-            absl::StrFormat("'%s/isorun' -n 2 -- '%s' --worker%s", bin, self, flags), ours)) {
-      std::fprintf(stderr, "atomic-bench: our measurement failed\n");
-      return 1;
+    for (int nodes : {2, kEveryNodeCount}) {
+      if (!iso::bench::collect(
+              absl::StrFormat("'%s/isorun' -n %d -- '%s' --worker%s", bin, nodes, self, flags),
+              ours)) {
+        std::fprintf(stderr, "atomic-bench: our measurement on %d nodes failed\n", nodes);
+        return 1;
+      }
+      if (have_peer) iso::bench::collect_shmem_peer(bin, quick, peer, nodes);
     }
-    if (have_peer) iso::bench::collect_shmem_peer(bin, quick, peer);
   }
   if (!have_peer) std::printf("(no OpenSHMEM peer built: ours only)\n");
   using iso::bench::summarize;
-  std::printf("\nmicroseconds per increment: median [min-max]\n");
+  std::printf("\n2 processes, node 0 increments: microseconds per increment, median [min-max]\n");
   iso::bench::print_header("iso", "shmem_atomic_fetch_add");
   iso::bench::print_row("fetch_add, remote copy", summarize(ours["fetch_add_remote_us"]),
                         summarize(peer["shmem_atomic_fadd_us"]));
@@ -127,5 +187,15 @@ int main(int argc, char** argv) {
                         summarize(peer["shmem_atomic_fadd_us"]));
   iso::bench::print_row("read + sched / assign", summarize(ours["sched_assign_us"]),
                         summarize(peer["shmem_atomic_fadd_us"]));
+  const std::string n = std::to_string(kEveryNodeCount);
+  std::printf(
+      "\n%s processes, every node increments: microseconds per increment of node 0, median "
+      "[min-max]\n",
+      n.c_str());
+  iso::bench::print_header("iso", "shmem_atomic_fetch_add");
+  iso::bench::print_row("fetch_add", summarize(ours["all_fetch_add_us/" + n]),
+                        summarize(peer["shmem_atomic_fadd_all_us/" + n]));
+  iso::bench::print_row("read + sched / assign", summarize(ours["all_sched_assign_us/" + n]),
+                        summarize(peer["shmem_atomic_fadd_all_us/" + n]));
   return 0;
 }

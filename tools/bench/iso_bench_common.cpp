@@ -76,10 +76,11 @@ bool shmem_peer_built(const std::string& bin) {
   return std::system(absl::StrFormat("test -x '%s/iso-shmem-peer'", bin).c_str()) == 0;
 }
 
-void collect_shmem_peer(const std::string& bin, bool quick, sample_table& peer) {
-  // The peer takes --quick only (the NIC mode is ours).
-  collect(absl::StrFormat("'%s/run_shmem_peer.sh' '%s/iso-shmem-peer'%s 2>/dev/null", bin, bin,
-                          quick ? " --quick" : ""),
+void collect_shmem_peer(const std::string& bin, bool quick, sample_table& peer, int pes) {
+  // The peer takes --quick and --pes only (the NIC mode is ours).
+  collect(absl::StrFormat("'%s/run_shmem_peer.sh' '%s/iso-shmem-peer'%s%s 2>/dev/null", bin, bin,
+                          quick ? " --quick" : "",
+                          pes == 2 ? std::string() : absl::StrFormat(" --pes %d", pes)),
           peer, /*tolerate_exit=*/true);
 }
 

@@ -34,8 +34,9 @@ void set_done(iso::node& node, iso::shared_var<std::int64_t> done, std::int64_t 
 
 // The OpenSHMEM peer (iso-shmem-peer, run by run_shmem_peer.sh beside the drivers in `bin`):
 // whether it was built, and one run of it into `peer` (its failures are tolerated: a crash
-// at its end keeps the lines it printed).
+// at its end keeps the lines it printed). With `pes` other than 2 the peer measures only
+// the counter that every PE increments (shmem_atomic_fadd_all_us/<pes>).
 [[nodiscard]] bool shmem_peer_built(const std::string& bin);
-void collect_shmem_peer(const std::string& bin, bool quick, sample_table& peer);
+void collect_shmem_peer(const std::string& bin, bool quick, sample_table& peer, int pes = 2);
 
 }  // namespace iso::bench

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# run_shmem_peer.sh <path-to-iso-shmem-peer> [--quick]
+# run_shmem_peer.sh <path-to-iso-shmem-peer> [--quick] [--pes N]
 #
 # Runs the OpenSHMEM peer on 2 PEs and prints only its result lines on stdout. Exits 0 when
 # at least the shmem_g_us line came out, whatever oshrun's own status (a crash in
 # shmem_finalize must not lose figures that were already printed), 1 otherwise; the peer's
 # other output goes to stderr when something went wrong. The benchmark drivers rely on this.
+# With --pes N (N other than 2) it runs the peer's counter that every PE increments
+# (--all-fadd) on N PEs instead, unbound and oversubscribed when N exceeds the cores, and
+# the line that must come out is shmem_atomic_fadd_all_us/N.
 #
 # The options, measured on the 2-core VM (Debian 12, Open MPI 4.1.4, UCX 1.13.1). The host
 # is noisy: one configuration's figures move by up to 2x from run to run (shmem_g 0.039-0.10
@@ -28,12 +31,27 @@
 set -uo pipefail
 
 usage() {
-  echo "usage: $0 <path-to-iso-shmem-peer> [--quick]" >&2
+  echo "usage: $0 <path-to-iso-shmem-peer> [--quick] [--pes N]" >&2
   exit 1
 }
 
-[[ $# -eq 1 || ($# -eq 2 && $2 == --quick) ]] || usage
+[[ $# -ge 1 ]] || usage
 peer=$1
+shift
+quick=()
+pes=2
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --quick) quick=(--quick) ;;
+    --pes)
+      [[ $# -ge 2 && $2 =~ ^[0-9]+$ && $2 -ge 2 ]] || usage
+      pes=$2
+      shift
+      ;;
+    *) usage ;;
+  esac
+  shift
+done
 if [[ ! -x $peer ]]; then
   echo "$0: $peer is not an executable" >&2
   exit 1
@@ -51,20 +69,30 @@ fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-timeout --kill-after=10 120 oshrun -n 2 --bind-to core --map-by core \
+if [[ $pes -eq 2 ]]; then
+  placement=(-n 2 --bind-to core --map-by core)
+  peer_args=("${quick[@]}")
+  required=shmem_g_us
+else
+  placement=(-n "$pes" --oversubscribe --bind-to none)
+  peer_args=(--all-fadd "${quick[@]}")
+  required="shmem_atomic_fadd_all_us/$pes"
+fi
+
+timeout --kill-after=10 120 oshrun "${placement[@]}" \
   --mca opal_common_ucx_opal_mem_hooks 0 -x UCX_TLS=sm,self \
-  "$peer" "${@:2}" </dev/null >"$work/out" 2>"$work/err"
+  "$peer" "${peer_args[@]}" </dev/null >"$work/out" 2>"$work/err"
 status=$?
 
-grep -E '^(shmem_g_us|shmem_p_quiet_us|shmem_p_quiet_k_us|shmem_atomic_fadd_us) ' \
+grep -E '^(shmem_g_us|shmem_p_quiet_us|shmem_p_quiet_k_us|shmem_atomic_fadd_us|shmem_atomic_fadd_all_us/[0-9]+) ' \
   "$work/out" >"$work/results"
 cat "$work/results"
 
 have_g=0
-grep -q '^shmem_g_us ' "$work/results" && have_g=1
+grep -qF "$required " "$work/results" && have_g=1
 if [[ $status -ne 0 || $have_g -eq 0 ]]; then
   reason="oshrun exited with status $status"
-  [[ $have_g -eq 1 ]] || reason+=" and the peer printed no shmem_g_us line"
+  [[ $have_g -eq 1 ]] || reason+=" and the peer printed no $required line"
   echo "$0: $reason; the peer's other output follows" >&2
   grep -vxF -f "$work/results" "$work/out" >&2
   cat "$work/err" >&2

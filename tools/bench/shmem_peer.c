@@ -7,6 +7,10 @@
 // line is "name [k] median min max", in microseconds per operation, over 9 repetitions (3
 // with --quick) of a loop sized to last about 20 ms (2 ms with --quick).
 //
+// With --all-fadd (any number of PEs, run_shmem_peer.sh --pes N) every PE increments the
+// counter on PE 1 instead, the same fixed number of times per repetition, between barriers;
+// PE 0 prints its own time per increment as "shmem_atomic_fadd_all_us/<PEs> median min max".
+//
 // The crash in shmem_finalize (Debian 12: Open MPI 4.1.4, UCX 1.13.1). Without options every
 // PE segfaults there, 20 runs of 20. gdb shows ompi_mpi_finalize -> ompi_osc_base_finalize ->
 // osc/rdma calls free() -> opal_mem_hooks_release_hook calls the release callback that
@@ -61,6 +65,7 @@ struct sym_area {
 };
 
 struct run_config {
+  int all_fadd;  // every PE increments the counter (--all-fadd)
   int reps;
   double warm_ns;    // the warm-up runs at least this long; its last loop sizes the repetitions
   double target_ns;  // how long one timed repetition should last
@@ -207,11 +212,38 @@ static int run_measurements(struct sym_area* area, const struct run_config* cfg)
   return ok;
 }
 
+// Every PE increments PE 1's counter `iters` times per repetition; PE 0 reports its time
+// per increment. Returns 1 on PE 0 when the counter shows every PE's increments.
+static int run_all_fadd(struct sym_area* area, const struct run_config* cfg, int me, int pes) {
+  const long iters = cfg->reps == full_reps ? 100000 : 10000;
+  double per_op_us[full_reps];
+  for (int r = 0; r < cfg->reps; ++r) {
+    shmem_barrier_all();
+    per_op_us[r] = time_loop_ns(loop_fetch_add, area, iters, 0) / (double)iters / 1e3;
+  }
+  shmem_barrier_all();
+  if (me != measurer_pe) return 1;
+  qsort(per_op_us, (size_t)cfg->reps, sizeof per_op_us[0], compare_doubles);
+  struct summary s = {.median_us = per_op_us[cfg->reps / 2],
+                      .min_us = per_op_us[0],
+                      .max_us = per_op_us[cfg->reps - 1]};
+  char name[64];
+  snprintf(name, sizeof name, "shmem_atomic_fadd_all_us/%d", pes);
+  return report(read_target(&area->counter.value) == iters * cfg->reps * pes, name, 0, &s);
+}
+
 static int parse_args(int argc, char** argv, struct run_config* cfg) {
   *cfg = (struct run_config){.reps = full_reps, .warm_ns = 20e6, .target_ns = 20e6};
   for (int i = 1; i < argc; ++i) {
-    if (strcmp(argv[i], "--quick") != 0) return 0;
-    *cfg = (struct run_config){.reps = quick_reps, .warm_ns = 2e6, .target_ns = 2e6};
+    if (strcmp(argv[i], "--quick") == 0) {
+      cfg->reps = quick_reps;
+      cfg->warm_ns = 2e6;
+      cfg->target_ns = 2e6;
+    } else if (strcmp(argv[i], "--all-fadd") == 0) {
+      cfg->all_fadd = 1;
+    } else {
+      return 0;
+    }
   }
   return 1;
 }
@@ -222,8 +254,12 @@ int main(int argc, char** argv) {
 
   shmem_init();
   int me = shmem_my_pe();
-  if (!args_ok || shmem_n_pes() != 2) {
-    if (me == measurer_pe) fprintf(stderr, "usage: oshrun -n 2 iso-shmem-peer [--quick]\n");
+  if (!args_ok || (shmem_n_pes() != 2 && !cfg.all_fadd) || shmem_n_pes() < 2) {
+    if (me == measurer_pe) {
+      fprintf(stderr,
+              "usage: oshrun -n 2 iso-shmem-peer [--quick]\n"
+              "       oshrun -n N iso-shmem-peer --all-fadd [--quick]\n");
+    }
     shmem_finalize();
     return 2;
   }
@@ -239,7 +275,9 @@ int main(int argc, char** argv) {
   shmem_barrier_all();
 
   int ok = 1;
-  if (me == measurer_pe) {
+  if (cfg.all_fadd) {
+    ok = run_all_fadd(area, &cfg, me, shmem_n_pes());
+  } else if (me == measurer_pe) {
     ok = run_measurements(area, &cfg);
     shmem_long_p(&area->done.value, 1, target_pe);
     shmem_quiet();
