@@ -82,11 +82,14 @@ absl::Status event_loop::progress(bool& did_work) {
 
 absl::Status event_loop::wait_for(absl::FunctionRef<bool()> done) {
   int idle = 0;
+  // The last doze ended and no round since had work: nobody needed this node for a while.
+  bool dozed_idle = false;
   while (!done()) {
     bool did = false;
     if (absl::Status s = progress(did); !s.ok()) return s;
     if (did) {
       idle = 0;
+      dozed_idle = false;
       continue;
     }
     if (done()) break;
@@ -95,14 +98,17 @@ absl::Status event_loop::wait_for(absl::FunctionRef<bool()> done) {
     if (job_status_) {
       if (absl::Status s = job_status_(); !s.ok()) return s;
     }
-    if (idle < 2 * policy_.spin_polls) {
+    if (idle < policy_.spin_polls + policy_.yield_polls) {
       std::this_thread::yield();
       continue;
     }
-    if (nic_.runs_inline()) {
-      nic_.wait(policy_.sleep);
-    } else {
+    if (!nic_.runs_inline()) {
       nic_.channel().host_wait(policy_.sleep);
+    } else if (policy_.doze > absl::ZeroDuration() && !dozed_idle) {
+      nic_.doze(policy_.doze);
+      dozed_idle = true;
+    } else {
+      nic_.wait(policy_.sleep);
     }
     idle = 0;
   }
