@@ -27,7 +27,7 @@ using nic_placement = nic_mode;
 //          logical time and sleeps. The fastest answer when every node has a core.
 //   block: polls a few times, then sleeps in the kernel until a packet for it arrives,
 //          without parking, so the core goes to a node that can make progress; it parks
-//          only after a millisecond in which nothing arrived.
+//          only after 50 ms in which nothing arrived.
 //   automatic: block when the job has more nodes than this machine gives it cores
 //          (isorun says so when it starts such a job), spin otherwise.
 enum class wait_mode { automatic, spin, block };

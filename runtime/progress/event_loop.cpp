@@ -82,14 +82,15 @@ absl::Status event_loop::progress(bool& did_work) {
 
 absl::Status event_loop::wait_for(absl::FunctionRef<bool()> done) {
   int idle = 0;
-  // The last doze ended and no round since had work: nobody needed this node for a while.
-  bool dozed_idle = false;
+  // Since when no round had work, once the node dozes. A doze's end is no sign of that: a
+  // wake-up may come for a packet an earlier round already took.
+  absl::Time quiet_since = absl::InfiniteFuture();
   while (!done()) {
     bool did = false;
     if (absl::Status s = progress(did); !s.ok()) return s;
     if (did) {
       idle = 0;
-      dozed_idle = false;
+      quiet_since = absl::InfiniteFuture();
       continue;
     }
     if (done()) break;
@@ -104,9 +105,14 @@ absl::Status event_loop::wait_for(absl::FunctionRef<bool()> done) {
     }
     if (!nic_.runs_inline()) {
       nic_.channel().host_wait(policy_.sleep);
-    } else if (policy_.doze > absl::ZeroDuration() && !dozed_idle) {
-      nic_.doze(policy_.doze);
-      dozed_idle = true;
+    } else if (policy_.doze > absl::ZeroDuration()) {
+      const absl::Time now = absl::Now();
+      if (quiet_since == absl::InfiniteFuture()) quiet_since = now;
+      if (now - quiet_since < policy_.doze) {
+        nic_.doze(policy_.doze - (now - quiet_since));
+      } else {
+        nic_.wait(policy_.sleep);  // parks first: nobody needed this node for a while
+      }
     } else {
       nic_.wait(policy_.sleep);
     }

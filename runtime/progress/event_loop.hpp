@@ -54,15 +54,15 @@ class delivery_unit {
 struct waiter_policy {
   int spin_polls = 256;   // idle rounds that only poll
   int yield_polls = 256;  // then idle rounds that yield the core before each poll
-  // Then it sleeps. For up to `doze` it sleeps with its SIU active (inline NIC); once a doze
-  // ends with nothing to do, or with no doze, the SIU parks first (others stop waiting for
+  // Then it sleeps. Until no round has had work for `doze`, it sleeps with its SIU active
+  // (inline NIC); after that, or with no doze, the SIU parks first (others stop waiting for
   // its tokens) and the node sleeps for up to `sleep` at a time.
   absl::Duration doze = absl::ZeroDuration();
   absl::Duration sleep = absl::Milliseconds(50);  // the longest sleep before the next check
 
   // For more nodes than cores (iso::wait_mode::block).
   static waiter_policy oversubscribed() {
-    return {.spin_polls = 16, .yield_polls = 0, .doze = absl::Milliseconds(1)};
+    return {.spin_polls = 4, .yield_polls = 0, .doze = absl::Milliseconds(50)};
   }
 };
 
