@@ -130,6 +130,11 @@ void engine::wait(absl::Duration timeout) {
   transport_->wait(timeout, [this] { return channel_.nic_has_submissions(); });
 }
 
+void engine::doze(absl::Duration timeout) {
+  ISO_DCHECK(inline_) << "doze() is for inline mode (a NIC thread sleeps by itself)";
+  transport_->wait(timeout, [this] { return channel_.nic_has_submissions(); });
+}
+
 void engine::demand(std::uint64_t pulse) {
   std::uint64_t seen = host_demand_.load(std::memory_order_relaxed);
   while (seen < pulse && !host_demand_.compare_exchange_weak(seen, pulse)) {

@@ -110,6 +110,9 @@ class engine final : private nic_context {
   // Inline mode: sleeps until a packet arrives or `timeout` passes. An idle SIU parks
   // first, and then it returns at once (the host polls again before it sleeps).
   void wait(absl::Duration timeout);
+  // Inline mode: sleeps like wait() but leaves the SIU active, so that a node which will
+  // soon issue again need not unpark; others' tokens and data wake it as they arrive.
+  void doze(absl::Duration timeout);
 
   // Host -> NIC: someone needs logical time to reach `pulse` (lazy time otherwise stands
   // still). Thread mode: takes effect on the NIC thread's next round.

@@ -160,6 +160,37 @@ const std::vector<setting>& settings() {
       duration_setting("ISO_NIC_SPIN_US", "nic_spin", "us", "0 to 1000000",
                        "how long an idle NIC thread spins before it sleeps on its doorbell",
                        &options::nic_spin, 0, kMaxNicSpinUs),
+      {"ISO_WAIT", "wait", "name", "auto, spin or block",
+       "how a node waits for another: spin then yield, or sleep until a packet comes; auto: "
+       "block when the job has more nodes than cores",
+       [](options& o, const std::string& text) {
+         if (text == "auto") {
+           o.wait = wait_mode::automatic;
+         } else if (text == "spin") {
+           o.wait = wait_mode::spin;
+         } else if (text == "block") {
+           o.wait = wait_mode::block;
+         } else {
+           return absl::InvalidArgumentError(
+               absl::StrFormat("ISO_WAIT is '%s'; expected auto, spin or block", text));
+         }
+         return absl::OkStatus();
+       },
+       [](const options& o) {
+         return o.wait == wait_mode::automatic || o.wait == wait_mode::spin ||
+                o.wait == wait_mode::block;
+       },
+       [](const options& o) {
+         switch (o.wait) {
+           case wait_mode::spin:
+             return std::string("spin");
+           case wait_mode::block:
+             return std::string("block");
+           case wait_mode::automatic:
+             return std::string("auto");
+         }
+         return absl::StrFormat("%d (not a wait_mode)", static_cast<int>(o.wait));
+       }},
       {"ISO_TOPOLOGY", "topology_file", "path", "a topology file, or empty",
        "the logical topology file (protobuf text); empty: one switch",
        [](options& o, const std::string& text) {

@@ -54,12 +54,13 @@ void throw_status(const absl::Status& status) {
 }
 
 node_state::node_state(std::unique_ptr<runtime::bootstrap> boot, std::unique_ptr<nicfw::engine> nic,
-                       const iso::options& opts, std::vector<std::span<std::byte>> windows)
+                       const iso::options& opts, std::vector<std::span<std::byte>> windows,
+                       runtime::waiter_policy waiting)
     : boot_(std::move(boot)),
       nic_(std::move(nic)),
       options_(opts),
       agreement_(runtime::job_agreement_digest(nic_->topo(), opts)),
-      loop_(*nic_, runtime::waiter_policy{}, [this] { return boot_->job_status(); }),
+      loop_(*nic_, waiting, [this] { return boot_->job_status(); }),
       plain_(loop_, {.credit_timeout = absl::FromChrono(opts.barrier_timeout)}),
       smm_(boot_->rank(), loop_,
            runtime::smm_options{.page_variables = opts.page_variables,

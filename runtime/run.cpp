@@ -19,6 +19,7 @@
 #include "runtime/fabric/shm_fabric.hpp"
 #include "runtime/job.hpp"
 #include "runtime/node_state.hpp"
+#include "runtime/progress/wait_choice.hpp"
 
 namespace iso {
 namespace {
@@ -31,8 +32,9 @@ comm::shm_options segment_options(const options& opts) {
 }
 
 // Whether the NIC runs on a thread of its own; automatic: when `local_nodes` nodes on this
-// machine leave a core to spare for each NIC.
-bool nic_threaded(const options& opts, std::uint32_t local_nodes) {
+// machine leave a core to spare for each NIC, and the job is not oversubscribed (the
+// machine may have the cores, but not the job: taskset, cgroups).
+bool nic_threaded(const options& opts, std::uint32_t local_nodes, bool oversubscribed) {
   switch (opts.nic) {
     case nic_mode::thread:
       return true;
@@ -41,7 +43,7 @@ bool nic_threaded(const options& opts, std::uint32_t local_nodes) {
     case nic_mode::automatic:
       break;
   }
-  return nicfw::cores_for_nic_threads(local_nodes);
+  return !oversubscribed && nicfw::cores_for_nic_threads(local_nodes);
 }
 
 absl::StatusOr<std::shared_ptr<const nicfw::topology>> load_topology(const options& opts,
@@ -173,8 +175,9 @@ std::unique_ptr<node> make_node(fabric& fabric, std::uint32_t rank, const job_pl
   // for it would, so the error names the stopped node and why.
   std::unique_ptr<bootstrap> boot =
       fabric.open_bootstrap(rank, absl::FromChrono(plan.opts.barrier_timeout) / 2);
+  const bool oversubscribed = runtime::job_oversubscribed(plan.env.oversubscribed, fabric.nodes());
   const nicfw::engine_options nic_options{
-      .own_thread = nic_threaded(plan.opts, fabric.local_nodes()),
+      .own_thread = nic_threaded(plan.opts, fabric.local_nodes(), oversubscribed),
       .local_nodes = fabric.local_nodes(),
       .local_index = rank,
       .spin = absl::FromChrono(plan.opts.nic_spin),
@@ -185,8 +188,10 @@ std::unique_ptr<node> make_node(fabric& fabric, std::uint32_t rank, const job_pl
     transport = comm::with_faults(std::move(transport), *comm::parse_fault_plan(plan.test.fault));
   }
   auto nic = std::make_unique<nicfw::engine>(rank, plan.topo, std::move(transport), nic_options);
+  const runtime::waiter_policy waiting =
+      runtime::choose_waiter_policy(plan.opts.wait, oversubscribed);
   return detail::node_state::make_node(std::make_unique<detail::node_state>(
-      std::move(boot), std::move(nic), plan.opts, fabric.windows()));
+      std::move(boot), std::move(nic), plan.opts, fabric.windows(), waiting));
 }
 
 void leave_job(node& self) {

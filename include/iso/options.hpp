@@ -27,6 +27,16 @@ using nic_placement = nic_mode;
 // or isotach (each message an isochronous multicast, ordered with shared variables too).
 enum class order_kind { sequencer, isotach };
 
+// How a node waits for another (for a value, a pulse, a barrier, credits):
+//   spin:  polls for a while, then yields its core between polls, and only then parks its
+//          logical time and sleeps. The fastest answer when every node has a core.
+//   block: polls a few times, then sleeps in the kernel until a packet for it arrives,
+//          without parking, so the core goes to a node that can make progress; it parks
+//          only after 50 ms in which nothing arrived.
+//   automatic: block when the job has more nodes than this machine gives it cores
+//          (isorun says so when it starts such a job), spin otherwise.
+enum class wait_mode { automatic, spin, block };
+
 struct options {
   // Bytes of buffer for each ordered pair of nodes; a power of two from 1 KiB to 1 GiB.
   // Bounds the largest message (a quarter of it) and how far a sender may run ahead.
@@ -42,6 +52,8 @@ struct options {
   nic_mode nic = nic_mode::automatic;
   // How long an idle NIC thread spins before it sleeps on its doorbell.
   std::chrono::microseconds nic_spin{50};
+  // How a node waits for another node (see wait_mode).
+  wait_mode wait = wait_mode::automatic;
   // The logical topology (protobuf text format, see nicfw/examples/); empty: one switch.
   std::string topology_file;
   // Isotach memory is allocated in pages of this many variables (a power of two); each

@@ -57,6 +57,13 @@ absl::StatusOr<launch_environment> read_launch_environment() {
   }
   env.job_id = variable(kJobIdVariable).value_or("");
   env.secret = variable(kJobSecretVariable).value_or("");
+  if (const std::optional<std::string> over = variable(kOversubscribedVariable)) {
+    if (*over != "0" && *over != "1") {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s is '%s'; expected 0 or 1", kOversubscribedVariable, *over));
+    }
+    env.oversubscribed = *over == "1";
+  }
 
   if (env.transport == transport_kind::inproc) return env;
   const std::optional<std::string> rank = variable(kRankVariable);

@@ -1,6 +1,6 @@
 // What a launcher tells a node through its environment (see isorun --help):
 //   ISO_RANK, ISO_SIZE, ISO_TRANSPORT (shm|inproc), ISO_JOB_ID, ISO_JOB_SECRET, ISO_SHM_FD,
-//   ISO_REPORT_FD.
+//   ISO_REPORT_FD, ISO_OVERSUBSCRIBED (0|1: the job has more nodes than cores).
 // A process started without a launcher is a job of one node.
 //
 // kLaunchVariables below is the one list of these names. isorun, which may use only the
@@ -27,6 +27,7 @@ inline constexpr char kJobSecretVariable[] = "ISO_JOB_SECRET";
 inline constexpr char kRankVariable[] = "ISO_RANK";
 inline constexpr char kShmFdVariable[] = "ISO_SHM_FD";
 inline constexpr char kReportFdVariable[] = "ISO_REPORT_FD";
+inline constexpr char kOversubscribedVariable[] = "ISO_OVERSUBSCRIBED";
 
 struct launch_variable {
   std::string_view name;
@@ -35,7 +36,7 @@ struct launch_variable {
 
 // Every variable a launcher sets, and so every one it must clear from its own environment
 // before starting a job (values of an outer job must not leak into this one).
-inline constexpr std::array<launch_variable, 7> kLaunchVariables = {{
+inline constexpr std::array<launch_variable, 8> kLaunchVariables = {{
     {kSizeVariable, false},
     {kTransportVariable, false},
     {kJobIdVariable, false},
@@ -43,6 +44,7 @@ inline constexpr std::array<launch_variable, 7> kLaunchVariables = {{
     {kRankVariable, true},
     {kShmFdVariable, true},
     {kReportFdVariable, true},
+    {kOversubscribedVariable, false},
 }};
 
 struct launch_environment {
@@ -53,6 +55,9 @@ struct launch_environment {
   std::string secret;
   std::optional<int> shm_fd;
   std::optional<int> report_fd;  // a pipe to the launcher (first failure); absent for none
+  // The launcher's finding: more nodes than the cores the job may use (waiting nodes then
+  // block: iso::wait_mode). Absent when no launcher said, and the runtime counts itself.
+  std::optional<bool> oversubscribed;
   bool from_launcher = false;
 };
 

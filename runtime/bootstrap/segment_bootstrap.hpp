@@ -66,7 +66,6 @@ class segment_bootstrap final : public bootstrap {
   void check_peers() const;
   // Used by the node's own thread only (the one that waits); every node of an inproc job
   // has a bootstrap of its own.
-  mutable std::uint32_t calls_ = 0;
   mutable absl::Time next_check_ = absl::InfinitePast();
   mutable std::vector<peer_watch> peers_;
 };

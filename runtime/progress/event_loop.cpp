@@ -82,11 +82,15 @@ absl::Status event_loop::progress(bool& did_work) {
 
 absl::Status event_loop::wait_for(absl::FunctionRef<bool()> done) {
   int idle = 0;
+  // Since when no round had work, once the node dozes. A doze's end is no sign of that: a
+  // wake-up may come for a packet an earlier round already took.
+  absl::Time quiet_since = absl::InfiniteFuture();
   while (!done()) {
     bool did = false;
     if (absl::Status s = progress(did); !s.ok()) return s;
     if (did) {
       idle = 0;
+      quiet_since = absl::InfiniteFuture();
       continue;
     }
     if (done()) break;
@@ -95,14 +99,22 @@ absl::Status event_loop::wait_for(absl::FunctionRef<bool()> done) {
     if (job_status_) {
       if (absl::Status s = job_status_(); !s.ok()) return s;
     }
-    if (idle < 2 * policy_.spin_polls) {
+    if (idle < policy_.spin_polls + policy_.yield_polls) {
       std::this_thread::yield();
       continue;
     }
-    if (nic_.runs_inline()) {
-      nic_.wait(policy_.sleep);
-    } else {
+    if (!nic_.runs_inline()) {
       nic_.channel().host_wait(policy_.sleep);
+    } else if (policy_.doze > absl::ZeroDuration()) {
+      const absl::Time now = absl::Now();
+      if (quiet_since == absl::InfiniteFuture()) quiet_since = now;
+      if (now - quiet_since < policy_.doze) {
+        nic_.doze(policy_.doze - (now - quiet_since));
+      } else {
+        nic_.wait(policy_.sleep);  // parks first: nobody needed this node for a while
+      }
+    } else {
+      nic_.wait(policy_.sleep);
     }
     idle = 0;
   }

@@ -3,9 +3,10 @@
 // kind (direct packets by their first byte, a tag), then lets every unit finish the round
 // (the shared memory manager runs the pulses that closed). wait_for() makes rounds until a
 // condition holds, and between idle rounds a waiter policy spins, yields, then sleeps on
-// the NIC; a fiber scheduler will plug in here and yield instead.
+// the NIC (at once when oversubscribed); a fiber scheduler will plug in here and yield
+// instead.
 //
-//   event_loop loop(nic, {.spin_polls = 256}, job_status);
+//   event_loop loop(nic, waiter_policy{}, job_status);
 //   loop.add_unit(smm, kIsotachKinds);        // before the first round
 //   loop.add_direct_unit(plain, kPlainTag);
 //   ISO_RETURN_IF_ERROR(loop.wait_for([&] { return reply_arrived; }));
@@ -43,10 +44,26 @@ class delivery_unit {
   }
 };
 
-// How a thread waits between idle rounds.
+// How a thread waits between idle rounds: it polls, then yields its core between polls,
+// then sleeps on the NIC's doorbell. The default suits a node with a core of its own: a
+// peer's answer comes soonest to a node that polls for it. With more nodes than cores
+// (oversubscribed()) polling and yielding take the core from the node that would answer,
+// and yielding may hand it to any other process of the machine; there a node sleeps at
+// once, and its SIU stays active while it dozes (others wake it with the packets that need
+// it) so that its next isochron does not wait to unpark.
 struct waiter_policy {
-  int spin_polls = 256;  // idle rounds before yielding, and as many again before sleeping
+  int spin_polls = 256;   // idle rounds that only poll
+  int yield_polls = 256;  // then idle rounds that yield the core before each poll
+  // Then it sleeps. Until no round has had work for `doze`, it sleeps with its SIU active
+  // (inline NIC); after that, or with no doze, the SIU parks first (others stop waiting for
+  // its tokens) and the node sleeps for up to `sleep` at a time.
+  absl::Duration doze = absl::ZeroDuration();
   absl::Duration sleep = absl::Milliseconds(50);  // the longest sleep before the next check
+
+  // For more nodes than cores (iso::wait_mode::block).
+  static waiter_policy oversubscribed() {
+    return {.spin_polls = 4, .yield_polls = 0, .doze = absl::Milliseconds(50)};
+  }
 };
 
 class event_loop {
@@ -58,6 +75,7 @@ class event_loop {
   event_loop& operator=(const event_loop&) = delete;
 
   [[nodiscard]] nicfw::engine& nic() { return nic_; }
+  [[nodiscard]] const waiter_policy& policy() const { return policy_; }
 
   // Registers `unit` for deliveries of `kinds` (not `direct`: see add_direct_unit), and,
   // unless `ends_rounds` is false, for end_round() once (a round is on the path of every

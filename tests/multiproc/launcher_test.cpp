@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
@@ -40,7 +41,8 @@ struct outcome {
   bool exited = false;  // false when isorun had to be killed at the hang limit
   int exit_code = -1;   // its exit status, or -1 when a signal ended it
   std::string out;
-  std::string err;
+  std::string err;     // without the notice below
+  std::string notice;  // isorun's line for a job with more nodes than cores, if it printed one
   steady::time_point started;
   steady::time_point ended;
   [[nodiscard]] auto elapsed() const { return ended - started; }
@@ -164,6 +166,15 @@ class isorun_process {
     }
     EXPECT_EQ(out_fd_, -1) << "something still holds isorun's stdout after it exited";
     EXPECT_EQ(err_fd_, -1) << "something still holds isorun's stderr after it exited";
+    // Whether a job is oversubscribed depends on the machine; the tests that do not ask
+    // about it must not see it.
+    const std::string prefix = "isorun (oversubscribed): ";
+    if (result_.err.rfind(prefix, 0) == 0) {
+      const std::size_t end = result_.err.find('\n');
+      const std::size_t cut = end == std::string::npos ? result_.err.size() : end + 1;
+      result_.notice = result_.err.substr(0, cut);
+      result_.err.erase(0, cut);
+    }
     return result_;
   }
 
@@ -406,11 +417,11 @@ TEST(Isorun, HelpPrintsUsageAndSucceeds) {
     ASSERT_TRUE(result.exited);
     EXPECT_EQ(result.exit_code, 0) << flag;
     EXPECT_EQ(result.err, "") << flag;
-    for (const char* documented :
-         {"usage: isorun", "ISO_RANK", "ISO_SIZE", "ISO_TRANSPORT", "ISO_JOB_ID", "ISO_SHM_FD",
-          "ISO_JOB_SECRET", "ISO_REPORT_FD", "127      the program was not found",
-          "126      the program was found but could not be executed",
-          "124      the job ran past --timeout"}) {
+    for (const char* documented : {"usage: isorun", "ISO_RANK", "ISO_SIZE", "ISO_TRANSPORT",
+                                   "ISO_JOB_ID", "ISO_SHM_FD", "ISO_JOB_SECRET", "ISO_REPORT_FD",
+                                   "ISO_OVERSUBSCRIBED", "127      the program was not found",
+                                   "126      the program was found but could not be executed",
+                                   "124      the job ran past --timeout"}) {
       EXPECT_TRUE(contains(result.out, documented)) << flag << " does not mention " << documented;
     }
   }
@@ -520,6 +531,55 @@ TEST(Isorun, SetsAndClearsExactlyTheRuntimesLaunchVariables) {
       }
     }
     EXPECT_EQ(launch_names, expected);
+  }
+}
+
+// Restricts this process (and so the isorun it starts) to its first core, for a scope.
+class one_core {
+ public:
+  one_core() {
+    if (::sched_getaffinity(0, sizeof(saved_), &saved_) != 0) return;
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+      if (!CPU_ISSET(cpu, &saved_)) continue;
+      cpu_set_t one;
+      CPU_ZERO(&one);
+      CPU_SET(cpu, &one);
+      pinned_ = ::sched_setaffinity(0, sizeof(one), &one) == 0;
+      return;
+    }
+  }
+  ~one_core() {
+    if (pinned_) ::sched_setaffinity(0, sizeof(saved_), &saved_);
+  }
+  one_core(const one_core&) = delete;
+  one_core& operator=(const one_core&) = delete;
+  [[nodiscard]] bool pinned() const { return pinned_; }
+
+ private:
+  cpu_set_t saved_{};
+  bool pinned_ = false;
+};
+
+// isorun counts the cores it may use (its affinity, which taskset narrows), says in one line
+// when the job has more nodes than that, and tells every node either way.
+TEST(Isorun, SaysWhenTheJobHasMoreNodesThanCores) {
+  const std::string script = "if [ \"${ISO_RANK-0}\" = 0 ]; then echo over=$ISO_OVERSUBSCRIBED; fi";
+  {
+    const one_core core;
+    ASSERT_TRUE(core.pinned());
+    for (const char* transport : {"shm", "inproc"}) {
+      const outcome over =
+          run_isorun({"-n", "2", "--transport", transport, "--", "sh", "-c", script});
+      ASSERT_TRUE(over.exited);
+      EXPECT_EQ(over.exit_code, 0) << over.err;
+      EXPECT_EQ(over.out, "over=1\n") << transport;
+      EXPECT_TRUE(contains(over.notice, "2 nodes on 1 core;")) << transport << ": " << over.notice;
+      EXPECT_EQ(std::count(over.notice.begin(), over.notice.end(), '\n'), 1) << over.notice;
+      EXPECT_EQ(over.err, "") << transport;
+    }
+    const outcome fits = run_isorun({"-n", "1", "--", "sh", "-c", script});
+    EXPECT_EQ(fits.out, "over=0\n");
+    EXPECT_EQ(fits.notice, "");
   }
 }
 

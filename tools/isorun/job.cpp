@@ -24,6 +24,7 @@
 #include "tools/isorun/guardian.hpp"
 #include "tools/isorun/job_identity.hpp"
 #include "tools/isorun/output_tagger.hpp"
+#include "tools/isorun/oversubscription.hpp"
 #include "tools/isorun/posix_io.hpp"
 #include "tools/isorun/spawn.hpp"
 
@@ -204,6 +205,12 @@ void job::launch_nodes() {
   const bool inproc = opts_.transport == transport_kind::inproc;
   const int processes = inproc ? 1 : opts_.nodes;
   const std::vector<std::string> base_environment = environment_without_job_variables();
+  const std::uint32_t cores = usable_cores();
+  const bool oversubscribed = static_cast<std::uint32_t>(opts_.nodes) > cores;
+  if (oversubscribed) {
+    (void)write_all(STDERR_FILENO,
+                    oversubscription_notice(static_cast<std::uint32_t>(opts_.nodes), cores));
+  }
   nodes_.resize(static_cast<std::size_t>(processes));
   node_of_pid_.reserve(nodes_.size());
 
@@ -217,6 +224,7 @@ void job::launch_nodes() {
         absl::StrFormat("ISO_TRANSPORT=%s", inproc ? "inproc" : "shm"),
         absl::StrFormat("ISO_JOB_ID=%s", identity_.id),
         absl::StrFormat("ISO_JOB_SECRET=%s", identity_.secret),
+        absl::StrFormat("ISO_OVERSUBSCRIBED=%d", oversubscribed ? 1 : 0),
     };
     if (!inproc) {
       launch.job_environment.push_back(absl::StrFormat("ISO_RANK=%d", node));

@@ -159,6 +159,9 @@ environment of each node:
   ISO_JOB_SECRET   a per-job secret the nodes prove membership with; isorun never prints it
   ISO_REPORT_FD    an inherited pipe on which the runtime tells isorun which node failed
                    first (shm only)
+  ISO_OVERSUBSCRIBED  1 when N exceeds the cores isorun may use (its CPU affinity), else
+                   0; isorun then says so on stderr, and nodes that wait for another sleep
+                   until a packet comes instead of polling (ISO_WAIT=auto)
 
 Each node is joined once: a second process claiming a node that is already running (a
 second iso program run after the first in one node, a process that opened the segment

@@ -19,9 +19,9 @@ namespace {
 
 // The runtime's kLaunchVariables (runtime/bootstrap/launch_environment.hpp), which isorun
 // may not include; launcher_test holds this list and job.cpp's to it.
-constexpr std::array<std::string_view, 7> kJobVariables = {
+constexpr std::array<std::string_view, 8> kJobVariables = {
     "ISO_RANK",       "ISO_SIZE",   "ISO_TRANSPORT", "ISO_JOB_ID",
-    "ISO_JOB_SECRET", "ISO_SHM_FD", "ISO_REPORT_FD",
+    "ISO_JOB_SECRET", "ISO_SHM_FD", "ISO_REPORT_FD", "ISO_OVERSUBSCRIBED",
 };
 
 bool is_job_variable(std::string_view entry) {

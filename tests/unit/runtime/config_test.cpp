@@ -41,6 +41,31 @@ TEST(Config, IsoNicSetsTheNicMode) {
   EXPECT_NE(bad.status().message().find("carrier-pigeon"), std::string::npos) << bad.status();
 }
 
+TEST(Config, IsoWaitSetsHowNodesWait) {
+  for (const auto& [text, mode] :
+       {std::pair{"spin", iso::wait_mode::spin}, std::pair{"block", iso::wait_mode::block},
+        std::pair{"auto", iso::wait_mode::automatic}}) {
+    const scoped_env env("ISO_WAIT", text);
+    iso::options requested;
+    requested.wait = iso::wait_mode::spin;
+    const absl::StatusOr<iso::options> effective = iso::runtime::apply_environment(requested);
+    ASSERT_TRUE(effective.ok()) << effective.status();
+    EXPECT_EQ(effective->wait, mode) << text;
+  }
+  {
+    const scoped_env env("ISO_WAIT", "politely");
+    const absl::StatusOr<iso::options> bad = iso::runtime::apply_environment({});
+    EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(bad.status().message().find("ISO_WAIT is 'politely'"), std::string::npos)
+        << bad.status();
+  }
+  iso::options odd;
+  odd.wait = static_cast<iso::wait_mode>(7);
+  const absl::StatusOr<iso::options> bad = iso::runtime::apply_environment(odd);
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("options.wait"), std::string::npos) << bad.status();
+}
+
 // The transport fault that shows paranoid mode at work is a test setting: not a field of
 // the public options, still read from ISO_TEST_FAULT, still checked, still printed.
 template <typename T>
