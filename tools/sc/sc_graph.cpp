@@ -171,7 +171,8 @@ class builder {
           continue;
         }
       }
-      seq.push_back(v);
+      // An isochron's writes to one copy are contiguous (it is atomic): one place in co.
+      if (seq.empty() || seq.back() != v) seq.push_back(v);
     }
     for (auto& [copy, seq] : order) std::erase(seq, kHeld);
     return order;

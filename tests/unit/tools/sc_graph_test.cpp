@@ -144,6 +144,12 @@ TEST(ScGraph, AccessesOfOneIsochronAreAtomic) {
   EXPECT_EQ(report.cycle[0].kind, iso::sc::relation::fr);
 }
 
+TEST(ScGraph, AnIsochronWritingALocationTwiceHoldsOnePlaceInCoherence) {
+  // P0: one isochron writes x=1 then x=2; P1 reads 2, then (later) the same again.
+  EXPECT_TRUE(check({w(0, 0, 0, kX, 1), w(0, 0, 0, kX, 2), r(0, 1, 0, kX, 2), r(0, 1, 1, kX, 2)})
+                  .consistent);
+}
+
 TEST(ScGraph, ASchedHoldsItsPlaceForTheAssign) {
   // Node 0: P0 scheds x (pulse 1), P1 writes x=5 (pulse 2), P0 assigns x=7 into the
   // sched's place: co is 7 then 5, so a read of 5 followed by a read of 7 is stale.
