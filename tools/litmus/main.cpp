@@ -1,0 +1,180 @@
+// iso-litmus: runs litmus tests on a job's nodes and shows which outcomes sequential
+// consistency forbids, and that isotach never produces them.
+//
+//   isorun -n 4 -- iso-litmus SB MP IRIW          # catalogue tests, 100 runs each
+//   isorun -n 2 --transport inproc -- iso-litmus --iterations 500 my-test.litmus
+//   iso-litmus --list                              # the catalogue (no job needed)
+//   iso-litmus --show SB                           # the test and its SC outcomes
+//
+// Exit status: 0 when every run's outcome is allowed under SC and every recorded history
+// passes the graph checker; 1 otherwise (a bug of the runtime); 2 for bad arguments or
+// litmus files.
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <iso/iso.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tools/litmus/catalogue.hpp"
+#include "tools/litmus/report.hpp"
+#include "tools/litmus/runner.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct arguments {
+  std::vector<std::string> tests;
+  iso::litmus::run_options run;
+  std::string catalogue;
+  bool list = false;
+  bool show = false;
+  bool fit = false;
+};
+
+void usage() {
+  std::fprintf(stderr,
+               "usage: isorun -n N -- iso-litmus [options] TEST...\n"
+               "       iso-litmus --list | --show TEST...\n"
+               "  TEST               a catalogue name (SB, MP, ...; 'all' for every one) or a\n"
+               "                     .litmus file\n"
+               "  --iterations N     runs of each test (default 100)\n"
+               "  --seed N           seed of the placements (default 1)\n"
+               "  --max-delay-us N   random delay before each isochron, 0..N us (default 20)\n"
+               "  --catalogue DIR    where the catalogue's .litmus files are\n"
+               "  --fit              skip (and name) tests with more processes than nodes\n");
+}
+
+bool parse_number(const char* text, std::uint64_t max, std::uint64_t& out) {
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long v = std::strtoull(text, &end, 10);
+  if (errno != 0 || end == text || *end != '\0' || text[0] == '-' || v > max) return false;
+  out = v;
+  return true;
+}
+
+std::optional<arguments> parse_arguments(int argc, char** argv) {
+  arguments a;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&](std::uint64_t max, std::uint64_t& out) {
+      if (i + 1 >= argc || !parse_number(argv[i + 1], max, out)) {
+        std::fprintf(stderr, "iso-litmus: %s takes a whole number from 0 to %llu\n", arg.c_str(),
+                     static_cast<unsigned long long>(max));
+        return false;
+      }
+      ++i;
+      return true;
+    };
+    std::uint64_t n = 0;
+    if (arg == "--iterations") {
+      if (!value(1'000'000, n)) return std::nullopt;
+      a.run.iterations = static_cast<std::uint32_t>(n);
+    } else if (arg == "--seed") {
+      if (!value(~0ULL, n)) return std::nullopt;
+      a.run.seed = n;
+    } else if (arg == "--max-delay-us") {
+      if (!value(1'000'000, n)) return std::nullopt;
+      a.run.max_delay_us = static_cast<std::uint32_t>(n);
+    } else if (arg == "--catalogue" && i + 1 < argc) {
+      a.catalogue = argv[++i];
+    } else if (arg == "--list") {
+      a.list = true;
+    } else if (arg == "--show") {
+      a.show = true;
+    } else if (arg == "--fit") {
+      a.fit = true;
+    } else if (arg == "--help" || arg == "-h") {
+      usage();
+      return std::nullopt;
+    } else if (!arg.empty() && arg[0] == '-') {
+      std::fprintf(stderr, "iso-litmus: unknown option '%s'\n", arg.c_str());
+      usage();
+      return std::nullopt;
+    } else {
+      a.tests.push_back(arg);
+    }
+  }
+  if (a.tests.empty() && !a.list) {
+    std::fprintf(stderr, "iso-litmus: name at least one test (or 'all'; --list shows them)\n");
+    return std::nullopt;
+  }
+  return a;
+}
+
+std::string default_catalogue() {
+  if (const char* env = std::getenv("ISO_LITMUS_CATALOGUE")) return env;
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) return "share/iso/litmus";
+  return (self.parent_path().parent_path() / "share" / "iso" / "litmus").string();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::optional<arguments> args = parse_arguments(argc, argv);
+  if (!args) return 2;
+  const iso::litmus::catalogue cat(args->catalogue.empty() ? default_catalogue() : args->catalogue);
+  if (args->list) {
+    for (const std::string& name : cat.names()) std::printf("%s\n", name.c_str());
+    return cat.names().empty() ? 2 : 0;
+  }
+  std::vector<iso::litmus::test> tests;
+  for (const std::string& wanted : args->tests) {
+    std::string error;
+    if (!cat.load(wanted, tests, error)) {
+      std::fprintf(stderr, "iso-litmus: %s\n", error.c_str());
+      return 2;
+    }
+  }
+  if (args->show) {
+    for (const auto& t : tests) std::fputs(iso::litmus::show_test(t).c_str(), stdout);
+    return 0;
+  }
+
+  iso::options opts;
+  opts.trace = true;
+  opts.page_variables = 1;  // one copyset per variable: placements vary per location
+  bool failed = false;
+  const int status = iso::run(argc, argv, opts, [&](iso::node& node) {
+    std::vector<const iso::litmus::test*> runnable;
+    for (const auto& t : tests) {
+      if (t.processes.size() <= node.count()) {
+        runnable.push_back(&t);
+      } else if (args->fit) {
+        if (node.id() == 0) {
+          std::printf("%s skipped: it needs %zu nodes\n", t.name.c_str(), t.processes.size());
+        }
+      } else {
+        throw iso::error(iso::error_code::invalid_argument,
+                         t.name + " needs " + std::to_string(t.processes.size()) +
+                             " processes, one per node; this job has " +
+                             std::to_string(node.count()) + " (isorun -n " +
+                             std::to_string(t.processes.size()) + " or more)");
+      }
+    }
+    std::vector<iso::litmus::summary_row> summary;
+    for (const iso::litmus::test* tp : runnable) {
+      const iso::litmus::test& t = *tp;
+      const iso::litmus::test_result r = iso::litmus::run_test(node, t, args->run);
+      if (node.id() != 0) continue;
+      std::fputs(iso::litmus::format_table(t, r, node.count()).c_str(), stdout);
+      summary.push_back(iso::litmus::summarize(t, r));
+      if (r.forbidden > 0 || r.history_violations > 0 || r.unjudged > 0) failed = true;
+    }
+    if (node.id() == 0) {
+      std::fputs(iso::litmus::format_summary(summary, node.count()).c_str(), stdout);
+      std::fflush(stdout);
+    }
+  });
+  if (status != 0) return status;
+  return failed ? 1 : 0;
+}
