@@ -301,7 +301,7 @@ const char* relation_name(relation r) {
 
 std::string describe_vertex(const graph_vertex& v) {
   if (v.initial) return "[initial values]";
-  return "P" + std::to_string(v.issuer) + "#" + std::to_string(v.issue_rank) + " [" + v.accesses +
+  return "N" + std::to_string(v.issuer) + "#" + std::to_string(v.issue_rank) + " [" + v.accesses +
          "]";
 }
 

@@ -73,7 +73,7 @@ struct graph_report {
 graph_report check_graph(const std::vector<iso::trace_event>& events,
                          const graph_options& options = {});
 
-// "P1#0 [W y=1]" for a vertex.
+// "N1#0 [W y=1]" for a vertex: isochron 0 issued by node 1.
 std::string describe_vertex(const graph_vertex& v);
 
 }  // namespace iso::sc

@@ -67,7 +67,7 @@ TEST(ScGraph, StoreBufferingBothZeroIsAPoFrCycle) {
   ASSERT_EQ(report.cycle.size(), 4u);
   EXPECT_TRUE(cycle_uses(report, iso::sc::relation::po));
   EXPECT_TRUE(cycle_uses(report, iso::sc::relation::fr));
-  EXPECT_NE(report.explanation.find("-fr-> P0#0 [W x=1]"), std::string::npos) << report.explanation;
+  EXPECT_NE(report.explanation.find("-fr-> N0#0 [W x=1]"), std::string::npos) << report.explanation;
   EXPECT_EQ(report.reads, 2u);
   EXPECT_EQ(report.writes, 2u);
 }
