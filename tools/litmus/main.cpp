@@ -17,6 +17,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iso/iso.hpp>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,6 +25,8 @@
 #include "tools/litmus/catalogue.hpp"
 #include "tools/litmus/report.hpp"
 #include "tools/litmus/runner.hpp"
+#include "tools/trace_view/chrome_trace.hpp"
+#include "tools/trace_view/logical_time_page.hpp"
 
 namespace {
 
@@ -36,6 +39,8 @@ struct arguments {
   bool list = false;
   bool show = false;
   bool fit = false;
+  std::string html;
+  std::string chrome_trace;
 };
 
 void usage() {
@@ -48,7 +53,11 @@ void usage() {
                "  --seed N           seed of the placements (default 1)\n"
                "  --max-delay-us N   random delay before each isochron, 0..N us (default 20)\n"
                "  --catalogue DIR    where the catalogue's .litmus files are\n"
-               "  --fit              skip (and name) tests with more processes than nodes\n");
+               "  --fit              skip (and name) tests with more processes than nodes\n"
+               "  --html FILE        one run drawn as an HTML page (the first forbidden one,\n"
+               "                     else the first matching exists, else the first run);\n"
+               "                     with several tests FILE gets -<test> before .html\n"
+               "  --chrome-trace FILE  the same run as Chrome trace JSON\n");
 }
 
 bool parse_number(const char* text, std::uint64_t max, std::uint64_t& out) {
@@ -83,6 +92,10 @@ std::optional<arguments> parse_arguments(int argc, char** argv) {
     } else if (arg == "--max-delay-us") {
       if (!value(1'000'000, n)) return std::nullopt;
       a.run.max_delay_us = static_cast<std::uint32_t>(n);
+    } else if (arg == "--html" && i + 1 < argc) {
+      a.html = argv[++i];
+    } else if (arg == "--chrome-trace" && i + 1 < argc) {
+      a.chrome_trace = argv[++i];
     } else if (arg == "--catalogue" && i + 1 < argc) {
       a.catalogue = argv[++i];
     } else if (arg == "--list") {
@@ -115,6 +128,44 @@ std::string default_catalogue() {
   const fs::path self = fs::read_symlink("/proc/self/exe", ec);
   if (ec) return "share/iso/litmus";
   return (self.parent_path().parent_path() / "share" / "iso" / "litmus").string();
+}
+
+// `file` for one test; "a/b-SB.html" for test SB of several.
+std::string output_name(const std::string& file, const std::string& test, bool several) {
+  if (!several) return file;
+  const fs::path p(file);
+  return (p.parent_path() / (p.stem().string() + "-" + test + p.extension().string())).string();
+}
+
+bool write_file(const std::string& path, const std::string& text) {
+  FILE* f = std::fopen(path.c_str(), "w");
+  if (f == nullptr) {
+    std::fprintf(stderr, "iso-litmus: cannot write %s: %s\n", path.c_str(), std::strerror(errno));
+    return false;
+  }
+  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  return std::fclose(f) == 0 && ok;
+}
+
+// The kept run of a test as a picture's input.
+iso::trace_view::history_view view_of(const iso::litmus::test& t, const iso::litmus::test_result& r,
+                                      std::uint32_t nodes) {
+  const std::string outcome = iso::litmus::format_outcome(t, r.kept.result);
+  const bool allowed = r.allowed.contains(r.kept.result);
+  std::map<std::uint32_t, std::string> notes;
+  for (std::size_t p = 0; p < r.kept.process_node.size(); ++p) {
+    notes[r.kept.process_node[p]] = "P" + std::to_string(p);
+  }
+  return {.title = t.name + ", run " + std::to_string(r.kept.iteration) + " of " +
+                   std::to_string(r.runs) + " (isotach, " + std::to_string(nodes) + " nodes)",
+          .outcome = outcome,
+          .verdict =
+              "outcome " + outcome + ": " + (allowed ? "allowed under SC" : "FORBIDDEN under SC"),
+          .nodes = nodes,
+          .events = r.kept.events,
+          .names = r.kept.names,
+          .judgement = r.kept.judgement,
+          .node_notes = notes};
 }
 
 }  // namespace
@@ -169,6 +220,17 @@ int main(int argc, char** argv) {
       std::fputs(iso::litmus::format_table(t, r, node.count()).c_str(), stdout);
       summary.push_back(iso::litmus::summarize(t, r));
       if (r.forbidden > 0 || r.history_violations > 0 || r.unjudged > 0) failed = true;
+      const bool several = runnable.size() > 1;
+      if (!args->html.empty() &&
+          !write_file(output_name(args->html, t.name, several),
+                      iso::trace_view::logical_time_page(view_of(t, r, node.count())))) {
+        failed = true;
+      }
+      if (!args->chrome_trace.empty() &&
+          !write_file(output_name(args->chrome_trace, t.name, several),
+                      iso::trace_view::chrome_trace_json(view_of(t, r, node.count())))) {
+        failed = true;
+      }
     }
     if (node.id() == 0) {
       std::fputs(iso::litmus::format_summary(summary, node.count()).c_str(), stdout);
