@@ -63,6 +63,13 @@ struct options {
   // fit (16 bytes per variable; pages beyond it are read through the NICs). Only what is
   // used costs memory.
   std::size_t window_bytes = 16 * 1024 * 1024;
+  // Relaxed mode, for teaching only: the job is NOT sequentially consistent. A read-only
+  // isochron whose reads all find a copy on this node is served from those copies at once,
+  // even while isochrons this node issued earlier still wait for their logical time: its
+  // reads miss those earlier writes, this node's and the others' alike (a store buffer
+  // without forwarding). Store buffering (SB) then shows the outcome SC forbids. Every node
+  // of a job must use the same setting; each node logs a warning when it is on.
+  bool relaxed = false;
 };
 
 // One setting as the runtime will use it: its environment variable, unit, meaning and

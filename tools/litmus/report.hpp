@@ -16,7 +16,8 @@ std::string show_test(const test& t);
 
 // One test's table: outcome, count, allowed under SC, verdict; then the exists line, the
 // history checker's counts and the test's verdict ("OK" or "FORBIDDEN OUTCOME OBSERVED").
-std::string format_table(const test& t, const test_result& r, std::uint32_t nodes);
+// `relaxed`: the job ran with options::relaxed (said loudly in the header and verdict).
+std::string format_table(const test& t, const test_result& r, std::uint32_t nodes, bool relaxed);
 
 struct summary_row {
   std::string name;
@@ -27,6 +28,6 @@ struct summary_row {
   std::uint64_t exists_observed = 0;
 };
 summary_row summarize(const test& t, const test_result& r);
-std::string format_summary(const std::vector<summary_row>& rows, std::uint32_t nodes);
+std::string format_summary(const std::vector<summary_row>& rows, std::uint32_t nodes, bool relaxed);
 
 }  // namespace iso::litmus
