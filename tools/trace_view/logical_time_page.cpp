@@ -160,9 +160,13 @@ std::string logical_time_page(const history_view& h) {
                  std::to_string(n) +
                  (h.node_notes.contains(n) ? " (" + escape(h.node_notes.at(n)) + ")" : "") +
                  "</text>\n";
-    lifelines += "<line class=\"lifeline\" data-node=\"" + std::to_string(n) + "\" x1=\"" + x +
-                 "\" x2=\"" + x + "\" y1=\"40\" y2=\"" + std::to_string(height - 10) +
-                 "\" stroke=\"#111827\" stroke-width=\"2\"/>\n";
+    for (const std::string& piece :
+         {std::string("<line class=\"lifeline\" data-node=\""), std::to_string(n),
+          std::string("\" x1=\""), x, std::string("\" x2=\""), x, std::string("\" y1=\"40\" y2=\""),
+          std::to_string(height - 10),
+          std::string("\" stroke=\"#111827\" stroke-width=\"2\"/>\n")}) {
+      lifelines += piece;
+    }
   }
 
   std::string page =
