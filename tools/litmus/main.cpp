@@ -163,8 +163,8 @@ iso::trace_view::history_view view_of(const iso::litmus::test& t, const iso::lit
     notes[r.kept.process_node[p]] = "P" + std::to_string(p);
   }
   return {.title = t.name + ", run " + std::to_string(r.kept.iteration) + " of " +
-                   std::to_string(r.runs) + " (isotach, " + std::to_string(nodes) + " nodes)" +
-                   (relaxed ? ", RELAXED MODE: not sequentially consistent" : ""),
+                   std::to_string(r.runs) + " (" + std::to_string(nodes) + " nodes, " +
+                   (relaxed ? "RELAXED MODE: not sequentially consistent)" : "isotach)"),
           .outcome = outcome,
           .verdict =
               "outcome " + outcome + ": " + (allowed ? "allowed under SC" : "FORBIDDEN under SC"),
