@@ -68,7 +68,8 @@ node_state::node_state(std::unique_ptr<runtime::bootstrap> boot, std::unique_ptr
                                 .credit_timeout = absl::FromChrono(opts.barrier_timeout),
                                 .paranoid = opts.paranoid,
                                 .windows = std::move(windows),
-                                .direct_reads = opts.direct_reads}),
+                                .direct_reads = opts.direct_reads,
+                                .relaxed = opts.relaxed}),
       counters_(loop_),
       store_(loop_) {
   nic_->add_service(std::make_unique<nicfw::fetch_add_service>(nic_->context()),

@@ -190,6 +190,12 @@ std::unique_ptr<node> make_node(fabric& fabric, std::uint32_t rank, const job_pl
   auto nic = std::make_unique<nicfw::engine>(rank, plan.topo, std::move(transport), nic_options);
   const runtime::waiter_policy waiting =
       runtime::choose_waiter_policy(plan.opts.wait, oversubscribed);
+  if (plan.opts.relaxed) {
+    ISO_LOG(runtime, warn,
+            "node %u runs in RELAXED mode (options::relaxed): NOT sequentially consistent, "
+            "for teaching only",
+            rank);
+  }
   return detail::node_state::make_node(std::make_unique<detail::node_state>(
       std::move(boot), std::move(nic), plan.opts, fabric.windows(), waiting));
 }

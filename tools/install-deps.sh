@@ -8,6 +8,7 @@ packages=(
   libabsl-dev libprotobuf-dev protobuf-compiler libprotoc-dev
   libhwloc-dev zlib1g-dev libgtest-dev libgmock-dev
   openmpi-bin libopenmpi-dev clang-format clang-tidy
+  chromium-headless-shell
 )
 
 missing=()

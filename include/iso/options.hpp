@@ -85,6 +85,13 @@ struct options {
   // The spanning trees along which NICs forward a sequenced group's messages: "binary"
   // (the default), "chain" (deep: for one sender of large messages) or "binomial".
   std::string multicast_tree = "binary";
+  // Relaxed mode, for teaching only: the job is NOT sequentially consistent. A read-only
+  // isochron whose reads all find a copy on this node is served from those copies at once,
+  // even while isochrons this node issued earlier still wait for their logical time: its
+  // reads miss those earlier writes, this node's and the others' alike (a store buffer
+  // without forwarding). Store buffering (SB) then shows the outcome SC forbids. Every node
+  // of a job must use the same setting; each node logs a warning when it is on.
+  bool relaxed = false;
 };
 
 // One setting as the runtime will use it: its environment variable, unit, meaning and

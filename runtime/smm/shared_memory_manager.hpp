@@ -55,6 +55,9 @@ struct smm_options {
   // (docs/same-host-reads.md).
   std::vector<std::span<std::byte>> windows;
   bool direct_reads = true;
+  // Relaxed mode (iso::options::relaxed): a purely local read-only isochron runs at once,
+  // ahead of this node's pending isochrons. Not sequentially consistent; for teaching.
+  bool relaxed = false;
 };
 
 class shared_memory_manager final : public execution_sink, public delivery_unit {

@@ -14,7 +14,7 @@
 
 #include "iso/iso.hpp"
 #include "tests/support/inproc_job.hpp"
-#include "tests/support/sc_checker.hpp"
+#include "tools/sc/replay_checker.hpp"
 
 namespace {
 
@@ -101,7 +101,7 @@ TEST(History, RandomWorkloadOnOneSwitchIsSequentiallyConsistent) {
     iso::options opts;
     opts.nic = nic;
     const auto events = run_random_workload(3, opts, 1);
-    const iso::test::sc_report report = iso::test::check_sequential_consistency(events);
+    const iso::sc::sc_report report = iso::sc::check_sequential_consistency(events);
     EXPECT_TRUE(report.consistent) << report.first_violation;
     EXPECT_GT(report.reads_checked, 500u);
     EXPECT_GT(report.changes, 500u);
@@ -125,7 +125,7 @@ TEST(History, RandomWorkloadOnThreeSwitchesIsSequentiallyConsistent) {
   opts.topology_file = path;
   const auto events = run_random_workload(4, opts, 2);
   ::unlink(path);
-  const iso::test::sc_report report = iso::test::check_sequential_consistency(events);
+  const iso::sc::sc_report report = iso::sc::check_sequential_consistency(events);
   EXPECT_TRUE(report.consistent) << report.first_violation;
   EXPECT_GT(report.reads_checked, 500u);
   EXPECT_GT(same_host_reads(events), 10);
@@ -138,9 +138,9 @@ TEST(History, CheckerRejectsAStaleRead) {
       {.pulse = 1, .pid = 0, .rank = 0, .op = iso::trace_op::write, .address = 5, .value = 9},
       {.pulse = 2, .pid = 1, .rank = 0, .op = iso::trace_op::read, .address = 5, .value = 0},
   };
-  EXPECT_FALSE(iso::test::check_sequential_consistency(events).consistent);
+  EXPECT_FALSE(iso::sc::check_sequential_consistency(events).consistent);
   events[1].value = 9;
-  EXPECT_TRUE(iso::test::check_sequential_consistency(events).consistent);
+  EXPECT_TRUE(iso::sc::check_sequential_consistency(events).consistent);
 }
 
 TEST(History, CheckerHoldsReadsOfASchedToItsAssign) {
@@ -149,9 +149,9 @@ TEST(History, CheckerHoldsReadsOfASchedToItsAssign) {
       {.pulse = 2, .pid = 1, .rank = 0, .op = iso::trace_op::read, .address = 5, .value = 4},
       {.pulse = 3, .pid = 0, .rank = 1, .op = iso::trace_op::assign, .address = 5, .value = 7},
   };
-  EXPECT_FALSE(iso::test::check_sequential_consistency(events).consistent);
+  EXPECT_FALSE(iso::sc::check_sequential_consistency(events).consistent);
   events[1].value = 7;
-  EXPECT_TRUE(iso::test::check_sequential_consistency(events).consistent);
+  EXPECT_TRUE(iso::sc::check_sequential_consistency(events).consistent);
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-#include "tests/support/sc_checker.hpp"
+#include "tools/sc/replay_checker.hpp"
 
 #include <algorithm>
 #include <map>
@@ -7,7 +7,7 @@
 #include <sstream>
 #include <tuple>
 
-namespace iso::test {
+namespace iso::sc {
 namespace {
 
 auto order_key(const iso::trace_event& e) {
@@ -92,4 +92,4 @@ sc_report check_sequential_consistency(std::vector<iso::trace_event> events) {
   return report;
 }
 
-}  // namespace iso::test
+}  // namespace iso::sc

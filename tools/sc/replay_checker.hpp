@@ -11,7 +11,7 @@
 
 #include "iso/trace.hpp"
 
-namespace iso::test {
+namespace iso::sc {
 
 struct sc_report {
   bool consistent = true;
@@ -22,4 +22,4 @@ struct sc_report {
 
 sc_report check_sequential_consistency(std::vector<iso::trace_event> events);
 
-}  // namespace iso::test
+}  // namespace iso::sc

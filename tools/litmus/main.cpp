@@ -1,0 +1,253 @@
+// iso-litmus: runs litmus tests on a job's nodes and shows which outcomes sequential
+// consistency forbids, and that isotach never produces them.
+//
+//   isorun -n 4 -- iso-litmus SB MP IRIW          # catalogue tests, 100 runs each
+//   isorun -n 2 --transport inproc -- iso-litmus --iterations 500 my-test.litmus
+//   iso-litmus --list                              # the catalogue (no job needed)
+//   iso-litmus --show SB                           # the test and its SC outcomes
+//
+// Exit status: 0 when every run's outcome is allowed under SC and every recorded history
+// passes the graph checker; 1 otherwise (a bug of the runtime); 2 for bad arguments or
+// litmus files. With --relaxed (options::relaxed, not SC) forbidden outcomes are expected
+// and do not change the status.
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <iso/iso.hpp>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tools/litmus/catalogue.hpp"
+#include "tools/litmus/report.hpp"
+#include "tools/litmus/runner.hpp"
+#include "tools/trace_view/chrome_trace.hpp"
+#include "tools/trace_view/logical_time_page.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct arguments {
+  std::vector<std::string> tests;
+  iso::litmus::run_options run;
+  std::string catalogue;
+  bool list = false;
+  bool show = false;
+  bool fit = false;
+  bool relaxed = false;
+  std::string html;
+  std::string chrome_trace;
+};
+
+void usage() {
+  std::fprintf(stderr,
+               "usage: isorun -n N -- iso-litmus [options] TEST...\n"
+               "       iso-litmus --list | --show TEST...\n"
+               "  TEST               a catalogue name (SB, MP, ...; 'all' for every one) or a\n"
+               "                     .litmus file\n"
+               "  --iterations N     runs of each test (default 100)\n"
+               "  --seed N           seed of the placements (default 1)\n"
+               "  --max-delay-us N   random delay before each isochron, 0..N us (default 20)\n"
+               "  --catalogue DIR    where the catalogue's .litmus files are\n"
+               "  --fit              skip (and name) tests with more processes than nodes\n"
+               "  --html FILE        one run drawn as an HTML page (the first forbidden one,\n"
+               "                     else the first matching exists, else the first run);\n"
+               "                     with several tests FILE gets -<test> before .html\n"
+               "  --chrome-trace FILE  the same run as Chrome trace JSON\n"
+               "  --relaxed          run in relaxed mode (options::relaxed): NOT sequentially\n"
+               "                     consistent, to show the outcomes SC forbids; exit 0\n");
+}
+
+bool parse_number(const char* text, std::uint64_t max, std::uint64_t& out) {
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long v = std::strtoull(text, &end, 10);
+  if (errno != 0 || end == text || *end != '\0' || text[0] == '-' || v > max) return false;
+  out = v;
+  return true;
+}
+
+std::optional<arguments> parse_arguments(int argc, char** argv) {
+  arguments a;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&](std::uint64_t max, std::uint64_t& out) {
+      if (i + 1 >= argc || !parse_number(argv[i + 1], max, out)) {
+        std::fprintf(stderr, "iso-litmus: %s takes a whole number from 0 to %llu\n", arg.c_str(),
+                     static_cast<unsigned long long>(max));
+        return false;
+      }
+      ++i;
+      return true;
+    };
+    std::uint64_t n = 0;
+    if (arg == "--iterations") {
+      if (!value(1'000'000, n)) return std::nullopt;
+      a.run.iterations = static_cast<std::uint32_t>(n);
+    } else if (arg == "--seed") {
+      if (!value(~0ULL, n)) return std::nullopt;
+      a.run.seed = n;
+    } else if (arg == "--max-delay-us") {
+      if (!value(1'000'000, n)) return std::nullopt;
+      a.run.max_delay_us = static_cast<std::uint32_t>(n);
+    } else if (arg == "--html" && i + 1 < argc) {
+      a.html = argv[++i];
+    } else if (arg == "--chrome-trace" && i + 1 < argc) {
+      a.chrome_trace = argv[++i];
+    } else if (arg == "--catalogue" && i + 1 < argc) {
+      a.catalogue = argv[++i];
+    } else if (arg == "--list") {
+      a.list = true;
+    } else if (arg == "--show") {
+      a.show = true;
+    } else if (arg == "--fit") {
+      a.fit = true;
+    } else if (arg == "--relaxed") {
+      a.relaxed = true;
+    } else if (arg == "--help" || arg == "-h") {
+      usage();
+      return std::nullopt;
+    } else if (!arg.empty() && arg[0] == '-') {
+      std::fprintf(stderr, "iso-litmus: unknown option '%s'\n", arg.c_str());
+      usage();
+      return std::nullopt;
+    } else {
+      a.tests.push_back(arg);
+    }
+  }
+  if (a.tests.empty() && !a.list) {
+    std::fprintf(stderr, "iso-litmus: name at least one test (or 'all'; --list shows them)\n");
+    return std::nullopt;
+  }
+  return a;
+}
+
+std::string default_catalogue() {
+  if (const char* env = std::getenv("ISO_LITMUS_CATALOGUE")) return env;
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) return "share/iso/litmus";
+  return (self.parent_path().parent_path() / "share" / "iso" / "litmus").string();
+}
+
+// `file` for one test; "a/b-SB.html" for test SB of several.
+std::string output_name(const std::string& file, const std::string& test, bool several) {
+  if (!several) return file;
+  const fs::path p(file);
+  return (p.parent_path() / (p.stem().string() + "-" + test + p.extension().string())).string();
+}
+
+bool write_file(const std::string& path, const std::string& text) {
+  FILE* f = std::fopen(path.c_str(), "w");
+  if (f == nullptr) {
+    std::fprintf(stderr, "iso-litmus: cannot write %s: %s\n", path.c_str(), std::strerror(errno));
+    return false;
+  }
+  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  return std::fclose(f) == 0 && ok;
+}
+
+// The kept run of a test as a picture's input.
+iso::trace_view::history_view view_of(const iso::litmus::test& t, const iso::litmus::test_result& r,
+                                      std::uint32_t nodes, bool relaxed) {
+  const std::string outcome = iso::litmus::format_outcome(t, r.kept.result);
+  const bool allowed = r.allowed.contains(r.kept.result);
+  std::map<std::uint32_t, std::string> notes;
+  for (std::size_t p = 0; p < r.kept.process_node.size(); ++p) {
+    notes[r.kept.process_node[p]] = "P" + std::to_string(p);
+  }
+  return {.title = t.name + ", run " + std::to_string(r.kept.iteration) + " of " +
+                   std::to_string(r.runs) + " (" + std::to_string(nodes) + " nodes, " +
+                   (relaxed ? "RELAXED MODE: not sequentially consistent)" : "isotach)"),
+          .outcome = outcome,
+          .verdict =
+              "outcome " + outcome + ": " + (allowed ? "allowed under SC" : "FORBIDDEN under SC"),
+          .nodes = nodes,
+          .events = r.kept.events,
+          .names = r.kept.names,
+          .judgement = r.kept.judgement,
+          .node_notes = notes};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::optional<arguments> args = parse_arguments(argc, argv);
+  if (!args) return 2;
+  const iso::litmus::catalogue cat(args->catalogue.empty() ? default_catalogue() : args->catalogue);
+  if (args->list) {
+    for (const std::string& name : cat.names()) std::printf("%s\n", name.c_str());
+    return cat.names().empty() ? 2 : 0;
+  }
+  std::vector<iso::litmus::test> tests;
+  for (const std::string& wanted : args->tests) {
+    std::string error;
+    if (!cat.load(wanted, tests, error)) {
+      std::fprintf(stderr, "iso-litmus: %s\n", error.c_str());
+      return 2;
+    }
+  }
+  if (args->show) {
+    for (const auto& t : tests) std::fputs(iso::litmus::show_test(t).c_str(), stdout);
+    return 0;
+  }
+
+  iso::options opts;
+  opts.trace = true;
+  opts.page_variables = 1;  // one copyset per variable: placements vary per location
+  opts.relaxed = args->relaxed;
+  bool failed = false;
+  const int status = iso::run(argc, argv, opts, [&](iso::node& node) {
+    std::vector<const iso::litmus::test*> runnable;
+    for (const auto& t : tests) {
+      if (t.processes.size() <= node.count()) {
+        runnable.push_back(&t);
+      } else if (args->fit) {
+        if (node.id() == 0) {
+          std::printf("%s skipped: it needs %zu nodes\n", t.name.c_str(), t.processes.size());
+        }
+      } else {
+        throw iso::error(iso::error_code::invalid_argument,
+                         t.name + " needs " + std::to_string(t.processes.size()) +
+                             " processes, one per node; this job has " +
+                             std::to_string(node.count()) + " (isorun -n " +
+                             std::to_string(t.processes.size()) + " or more)");
+      }
+    }
+    std::vector<iso::litmus::summary_row> summary;
+    for (const iso::litmus::test* tp : runnable) {
+      const iso::litmus::test& t = *tp;
+      const iso::litmus::test_result r = iso::litmus::run_test(node, t, args->run);
+      if (node.id() != 0) continue;
+      std::fputs(iso::litmus::format_table(t, r, node.count(), args->relaxed).c_str(), stdout);
+      summary.push_back(iso::litmus::summarize(t, r));
+      if (!args->relaxed && (r.forbidden > 0 || r.history_violations > 0 || r.unjudged > 0)) {
+        failed = true;
+      }
+      const bool several = runnable.size() > 1;
+      if (!args->html.empty() && !write_file(output_name(args->html, t.name, several),
+                                             iso::trace_view::logical_time_page(
+                                                 view_of(t, r, node.count(), args->relaxed)))) {
+        failed = true;
+      }
+      if (!args->chrome_trace.empty() &&
+          !write_file(
+              output_name(args->chrome_trace, t.name, several),
+              iso::trace_view::chrome_trace_json(view_of(t, r, node.count(), args->relaxed)))) {
+        failed = true;
+      }
+    }
+    if (node.id() == 0) {
+      std::fputs(iso::litmus::format_summary(summary, node.count(), args->relaxed).c_str(), stdout);
+      std::fflush(stdout);
+    }
+  });
+  if (status != 0) return status;
+  return failed ? 1 : 0;
+}
