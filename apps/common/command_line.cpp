@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <utility>
 
@@ -79,6 +80,13 @@ std::optional<int> command_line::parse(int argc, char** argv) {
 int command_line::refuse(const std::string& problem) const {
   std::fprintf(stderr, "%s: %s\n%s", program_.c_str(), problem.c_str(), usage().c_str());
   return 2;
+}
+
+unsigned job_nodes() {
+  const char* text = std::getenv("ISO_SIZE");
+  long nodes = 1;
+  if (text == nullptr || !parse_count(text, 1 << 20, nodes)) return 1;
+  return static_cast<unsigned>(nodes);
 }
 
 std::string command_line::usage() const {

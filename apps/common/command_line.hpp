@@ -19,6 +19,12 @@
 
 namespace iso::apps {
 
+// The number of nodes of the job this process belongs to, known before iso::run: isorun
+// passes it as ISO_SIZE (to every process of an shm job, and to the one process of an
+// inproc job); 1 for a program started on its own. For refusing a size that cannot be
+// split among the nodes with a usage message, before any node starts.
+[[nodiscard]] unsigned job_nodes();
+
 class command_line {
  public:
   command_line(std::string program, std::string summary);

@@ -120,6 +120,12 @@ void six_step(iso::node& node, std::span<const cplx> mine, std::size_t rows, std
   transpose(node, w.u, rows, cols, wide, w.tile, out, w.phases);
 }
 
+std::string too_many_nodes(unsigned nodes, std::size_t rows, long m) {
+  return iso::apps::format(
+      "%u nodes are more than the %zu rows of 2^%ld points (use --m %d or more)", nodes, rows, m,
+      2 * std::bit_width(nodes - 1U));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -137,18 +143,14 @@ int main(int argc, char** argv) {
   cli.add_switch("--phases", phases, "print where each node's time goes");
   if (std::optional<int> status = cli.parse(argc, argv)) return *status;
   const fft::shape s = fft::shape_of(static_cast<unsigned>(m));
+  if (job_nodes() > s.rows) return cli.refuse(too_many_nodes(job_nodes(), s.rows, m));
 
   return iso::run(argc, argv, [&](iso::node& node) {
     const std::size_t rows = s.rows;
     const std::size_t cols = s.cols;
     const std::size_t n = rows * cols;
     if (node.count() > rows) {
-      const std::string problem = format(
-          "%u nodes are more than the %zu rows of 2^%ld points; "
-          "use --m %ld or more",
-          node.count(), rows, m, 2 * std::bit_width(node.count() - 1UL));
-      if (node.id() == 0) cli.refuse(problem);
-      throw iso::error(iso::error_code::invalid_argument, problem);
+      throw iso::error(iso::error_code::invalid_argument, too_many_nodes(node.count(), rows, m));
     }
     // wide: cols x rows (the first transpose's target and the output), tall: rows x cols.
     const auto wide = node.allocate<double>(2 * n, rows_placement(cols, 2 * rows, node));
