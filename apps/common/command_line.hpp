@@ -43,7 +43,7 @@ class command_line {
 
   // Prints `problem` and the usage to stderr; returns 2 (the status for a bad command
   // line). For checks that involve several flags at once.
-  int refuse(const std::string& problem) const;
+  [[nodiscard]] int refuse(const std::string& problem) const;
 
   // The usage message: one line per flag with its default and range.
   [[nodiscard]] std::string usage() const;

@@ -9,8 +9,10 @@
 // Plain functions on stdout, no runtime: the sequential versions print the same lines.
 #pragma once
 
+#include <bit>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -28,6 +30,12 @@ void print_time(const std::string& program, double seconds, const std::string& s
 // PASSED or FAILED with the detail; "check skipped" when `checked` is false.
 void print_check(const std::string& program, const check_result& result);
 void print_check_skipped(const std::string& program);
+
+// Whether two doubles are the same bit for bit (the parallel versions compute exactly what
+// the sequential ones do, so their checks compare so).
+[[nodiscard]] inline bool identical(double a, double b) {
+  return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b);
+}
 
 // printf into a std::string, for check details.
 [[nodiscard]] std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 
 namespace iso::apps::fft {
 
@@ -47,7 +46,7 @@ check_result check_round_trip(std::span<const cplx> x, std::span<const cplx> for
 check_result compare_exactly(std::span<const cplx> got, std::span<const cplx> want,
                              const std::string& what) {
   for (std::size_t k = 0; k < want.size(); ++k) {
-    if (std::memcmp(&got[k], &want[k], sizeof(cplx)) != 0) {
+    if (!identical(got[k].real(), want[k].real()) || !identical(got[k].imag(), want[k].imag())) {
       return {false, format("first difference from the sequential %s at point %zu: (%.17g, %.17g) "
                             "!= (%.17g, %.17g)",
                             what.c_str(), k, got[k].real(), got[k].imag(), want[k].real(),

@@ -12,7 +12,6 @@
 //   isorun -n 2 -- lu --n 1024 --block 32 --check
 #include <array>
 #include <cstdio>
-#include <cstring>
 #include <iso/iso.hpp>
 #include <optional>
 
@@ -144,7 +143,7 @@ int main(int argc, char** argv) {
     lu::factor(want, size, block);
     check_result outcome = lu::check_residual(factored, original, size, block);
     for (std::size_t i = 0; outcome.passed && i < want.size(); ++i) {
-      if (std::memcmp(&factored[i], &want[i], sizeof(double)) != 0) {
+      if (!identical(factored[i], want[i])) {
         outcome = {false, format("first difference from the sequential factors at element %zu "
                                  "(blocked layout): %.17g != %.17g",
                                  i, factored[i], want[i])};

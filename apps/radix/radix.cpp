@@ -97,8 +97,9 @@ void sort_pass(iso::node& node, unsigned pass, unsigned bits, iso::shared_array<
       const std::size_t keep_begin = std::max(first, own.begin);
       const std::size_t keep_end = std::min(last, own.end);
       if (first < keep_begin) out.write(keys, first, run.first(keep_begin - first));
-      std::copy_n(run.begin() + (keep_begin - first), keep_end - keep_begin,
-                  w.next.begin() + (keep_begin - own.begin));
+      std::copy_n(run.begin() + static_cast<std::ptrdiff_t>(keep_begin - first),
+                  keep_end - keep_begin,
+                  w.next.begin() + static_cast<std::ptrdiff_t>(keep_begin - own.begin));
       kept.push_back({keep_begin, keep_end});
       if (keep_end < last) out.write(keys, keep_end, run.subspan(keep_end - first));
     }

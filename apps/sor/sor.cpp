@@ -11,7 +11,6 @@
 //   isorun -n 2 -- sor --n 1024 --iterations 200 --check
 #include <algorithm>
 #include <cstdio>
-#include <cstring>
 #include <iso/iso.hpp>
 #include <optional>
 #include <vector>
@@ -129,7 +128,7 @@ int main(int argc, char** argv) {
     sor::solve(want, size, iterations);
     check_result outcome{true, ""};
     for (std::size_t i = 0; outcome.passed && i < want.size(); ++i) {
-      if (std::memcmp(&got[i], &want[i], sizeof(double)) != 0) {
+      if (!identical(got[i], want[i])) {
         outcome = {false, format("first difference from the sequential grid at row %zu, column "
                                  "%zu: %.17g != %.17g",
                                  i / w, i % w, got[i], want[i])};
