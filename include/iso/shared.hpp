@@ -18,9 +18,12 @@
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
+
+#include "iso/error.hpp"
 
 namespace iso {
 
@@ -98,6 +101,12 @@ struct read_ticket {
 // job fails.
 bool read_ready(node_link* link, read_ticket t);
 std::span<const std::uint64_t> read_wait(node_link* link, read_ticket t);
+// A buffer of `given` values for a block read of `read`: invalid_argument.
+[[noreturn]] inline void throw_size_mismatch(std::size_t given, std::size_t read) {
+  throw error(error_code::invalid_argument, "block_value::get: a buffer of " +
+                                                std::to_string(given) + " values for a read of " +
+                                                std::to_string(read));
+}
 // Gives the slot back (if the node still exists) and lets go of `link`.
 void read_release(node_link* link, read_ticket t) noexcept;
 
@@ -199,6 +208,14 @@ class [[nodiscard]] block_value {
     std::vector<T> out(bits.size());
     for (std::size_t i = 0; i < bits.size(); ++i) out[i] = detail::from_bits<T>(bits[i]);
     return out;
+  }
+  // Blocks until every value is here, then stores them in `out`, which must hold exactly
+  // as many values as were read (invalid_argument otherwise). Saves the vector that get()
+  // allocates, for a program that reads large blocks into buffers of its own.
+  void get(std::span<T> out) const {
+    std::span<const std::uint64_t> bits = handle_.wait();
+    if (out.size() != bits.size()) detail::throw_size_mismatch(out.size(), bits.size());
+    for (std::size_t i = 0; i < bits.size(); ++i) out[i] = detail::from_bits<T>(bits[i]);
   }
   [[nodiscard]] bool ready() const { return handle_.ready(); }
 

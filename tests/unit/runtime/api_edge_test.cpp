@@ -263,6 +263,29 @@ TEST(ApiEdge, LiteralsAndContainersWriteWithoutCasts) {
   EXPECT_EQ(status, 0);
 }
 
+// A block read can land in the caller's buffer (no vector per read); a buffer of the wrong
+// size is refused, naming both sizes, and the values stay readable.
+TEST(ApiEdge, BlockReadsFillABufferOfTheRightSize) {
+  const int status = run_inproc(1, bounded(), [&](iso::node& node) {
+    iso::shared_array<double> ds = node.allocate<double>(4);
+    {
+      iso::isochron iso(node);
+      iso.write(ds, 0, std::vector<double>{0.25, -1.5, 3.0, 8.0});
+    }
+    iso::isochron iso(node);
+    iso::block_value<double> block = iso.read(ds, 1, 3);
+    iso.end();
+    std::vector<double> small(2);
+    EXPECT_TRUE(expect_error(iso::error_code::invalid_argument,
+                             "a buffer of 2 values for a read of 3",
+                             [&] { block.get(std::span<double>(small)); }));
+    std::vector<double> out(3);
+    block.get(std::span<double>(out));
+    EXPECT_EQ(out, (std::vector<double>{-1.5, 3.0, 8.0}));
+  });
+  EXPECT_EQ(status, 0);
+}
+
 // barrier() and quiesce() wait for this node's isochrons, so inside an open one they are
 // refused (the C API refuses iso_barrier there too); the isochron stays usable.
 TEST(ApiEdge, BarrierAndQuiesceInsideAnOpenIsochronAreRefused) {

@@ -1,0 +1,78 @@
+#include "apps/radix/radix_kernel.hpp"
+
+#include <algorithm>
+#include <utility>
+
+namespace iso::apps::radix {
+namespace {
+
+// splitmix64 (as the FFT's input): the same keys on every node and in the sequential run.
+std::uint64_t mix(std::uint64_t z) {
+  z += 0x9e3779b97f4a7c15ULL;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+}  // namespace
+
+std::uint32_t input_key(std::uint64_t seed, std::uint64_t j) {
+  return static_cast<std::uint32_t>(mix(seed * 0x100000001b3ULL + j) >> 32);
+}
+
+std::vector<std::uint32_t> make_input(std::uint64_t seed, std::size_t first, std::size_t count) {
+  std::vector<std::uint32_t> keys(count);
+  for (std::size_t j = 0; j < count; ++j) keys[j] = input_key(seed, first + j);
+  return keys;
+}
+
+void count_digits(std::span<const std::uint32_t> keys, unsigned pass, unsigned radix_bits,
+                  std::span<std::uint32_t> counts) {
+  std::fill(counts.begin(), counts.end(), 0U);
+  for (const std::uint32_t k : keys) ++counts[digit(k, pass, radix_bits)];
+}
+
+void scatter(std::span<const std::uint32_t> keys, unsigned pass, unsigned radix_bits,
+             std::span<std::uint32_t> next, std::span<std::uint32_t> out) {
+  for (const std::uint32_t k : keys) out[next[digit(k, pass, radix_bits)]++] = k;
+}
+
+void sort(std::span<std::uint32_t> keys, std::span<std::uint32_t> scratch, unsigned radix_bits) {
+  std::vector<std::uint32_t> counts(std::size_t{1} << radix_bits);
+  std::span<std::uint32_t> from = keys;
+  std::span<std::uint32_t> to = scratch;
+  for (unsigned pass = 0; pass < passes(radix_bits); ++pass) {
+    count_digits(from, pass, radix_bits, counts);
+    std::uint32_t sum = 0;
+    for (std::uint32_t& c : counts) sum += std::exchange(c, sum);
+    scatter(from, pass, radix_bits, counts, to);
+    std::swap(from, to);
+  }
+  if (from.data() != keys.data()) std::copy(from.begin(), from.end(), keys.begin());
+}
+
+std::uint64_t multiset_digest(std::span<const std::uint32_t> keys) {
+  std::uint64_t sum = 0;
+  for (const std::uint32_t k : keys) sum += mix(k);
+  return sum;
+}
+
+check_result check_sorted(std::span<const std::uint32_t> sorted, std::uint64_t input_digest) {
+  for (std::size_t i = 1; i < sorted.size(); ++i) {
+    if (sorted[i - 1] > sorted[i]) {
+      return {false, format("not sorted: key %zu is %u, key %zu is %u", i - 1, sorted[i - 1], i,
+                            sorted[i])};
+    }
+  }
+  const std::uint64_t digest = multiset_digest(sorted);
+  if (digest != input_digest) {
+    return {false, format("sorted, but not a permutation of the input: digest %016llx, the "
+                          "input's %016llx",
+                          static_cast<unsigned long long>(digest),
+                          static_cast<unsigned long long>(input_digest))};
+  }
+  return {true, format("sorted; a permutation of the input (digest %016llx)",
+                       static_cast<unsigned long long>(digest))};
+}
+
+}  // namespace iso::apps::radix
