@@ -5,17 +5,10 @@
 #include <numbers>
 #include <utility>
 
+#include "apps/common/seeded_input.hpp"
+
 namespace iso::apps::fft {
 namespace {
-
-// splitmix64: a fixed, portable sequence, so every node and the sequential version
-// generate the same input from a seed.
-std::uint64_t mix(std::uint64_t z) {
-  z += 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
 
 double unit(std::uint64_t bits) {
   return static_cast<double>(bits >> 11) * 0x1.0p-52 - 1.0;  // [-1, 1)
@@ -32,8 +25,8 @@ constexpr std::size_t kTile = 32;
 }  // namespace
 
 cplx input_point(std::uint64_t seed, std::uint64_t j) {
-  const std::uint64_t a = mix(seed * 0x100000001b3ULL + 2 * j);
-  const std::uint64_t b = mix(seed * 0x100000001b3ULL + 2 * j + 1);
+  const std::uint64_t a = splitmix64(seed * 0x100000001b3ULL + 2 * j);
+  const std::uint64_t b = splitmix64(seed * 0x100000001b3ULL + 2 * j + 1);
   return {unit(a), unit(b)};
 }
 

@@ -3,15 +3,10 @@
 #include <algorithm>
 #include <cmath>
 
+#include "apps/common/seeded_input.hpp"
+
 namespace iso::apps::lu {
 namespace {
-
-std::uint64_t mix(std::uint64_t z) {
-  z += 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
 
 // Element (i, j) of the n x n matrix in the blocked layout.
 std::size_t at(std::size_t i, std::size_t j, std::size_t n, std::size_t b) {
@@ -26,7 +21,7 @@ void make_block_column(std::uint64_t seed, std::size_t n, std::size_t b, std::si
   for (std::size_t i = 0; i < n; ++i) {
     for (std::size_t jj = 0; jj < b; ++jj) {
       const std::size_t col = j * b + jj;
-      const std::uint64_t bits = mix(seed * 0x100000001b3ULL + i * n + col);
+      const std::uint64_t bits = splitmix64(seed * 0x100000001b3ULL + i * n + col);
       double v = static_cast<double>(bits >> 11) * 0x1.0p-52 - 1.0;
       if (i == col) v += static_cast<double>(n);
       column[(i / b) * b * b + (i % b) * b + jj] = v;

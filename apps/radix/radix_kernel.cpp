@@ -3,21 +3,12 @@
 #include <algorithm>
 #include <utility>
 
+#include "apps/common/seeded_input.hpp"
+
 namespace iso::apps::radix {
-namespace {
-
-// splitmix64 (as the FFT's input): the same keys on every node and in the sequential run.
-std::uint64_t mix(std::uint64_t z) {
-  z += 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-}  // namespace
 
 std::uint32_t input_key(std::uint64_t seed, std::uint64_t j) {
-  return static_cast<std::uint32_t>(mix(seed * 0x100000001b3ULL + j) >> 32);
+  return static_cast<std::uint32_t>(splitmix64(seed * 0x100000001b3ULL + j) >> 32);
 }
 
 std::vector<std::uint32_t> make_input(std::uint64_t seed, std::size_t first, std::size_t count) {
@@ -53,7 +44,7 @@ void sort(std::span<std::uint32_t> keys, std::span<std::uint32_t> scratch, unsig
 
 std::uint64_t multiset_digest(std::span<const std::uint32_t> keys) {
   std::uint64_t sum = 0;
-  for (const std::uint32_t k : keys) sum += mix(k);
+  for (const std::uint32_t k : keys) sum += splitmix64(k);
   return sum;
 }
 

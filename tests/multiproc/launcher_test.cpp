@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "runtime/bootstrap/launch_environment.hpp"
+#include "tests/support/one_core.hpp"
 
 extern char** environ;
 
@@ -534,31 +535,7 @@ TEST(Isorun, SetsAndClearsExactlyTheRuntimesLaunchVariables) {
   }
 }
 
-// Restricts this process (and so the isorun it starts) to its first core, for a scope.
-class one_core {
- public:
-  one_core() {
-    if (::sched_getaffinity(0, sizeof(saved_), &saved_) != 0) return;
-    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-      if (!CPU_ISSET(cpu, &saved_)) continue;
-      cpu_set_t one;
-      CPU_ZERO(&one);
-      CPU_SET(cpu, &one);
-      pinned_ = ::sched_setaffinity(0, sizeof(one), &one) == 0;
-      return;
-    }
-  }
-  ~one_core() {
-    if (pinned_) ::sched_setaffinity(0, sizeof(saved_), &saved_);
-  }
-  one_core(const one_core&) = delete;
-  one_core& operator=(const one_core&) = delete;
-  [[nodiscard]] bool pinned() const { return pinned_; }
-
- private:
-  cpu_set_t saved_{};
-  bool pinned_ = false;
-};
+using iso::test::one_core;
 
 // isorun counts the cores it may use (its affinity, which taskset narrows), says in one line
 // when the job has more nodes than that, and tells every node either way.

@@ -19,39 +19,14 @@
 #include "iso/iso.hpp"
 #include "runtime/progress/wait_choice.hpp"
 #include "tests/support/inproc_job.hpp"
+#include "tests/support/one_core.hpp"
 
 namespace {
 
 constexpr int kNodes = 4;
 constexpr int kIncrements = 300;  // by each of nodes 1 to 3
 
-// Restricts this process to the first core it may use, for the test's lifetime.
-class one_core {
- public:
-  one_core() {
-    saved_ok_ = ::sched_getaffinity(0, sizeof(saved_), &saved_) == 0;
-    if (!saved_ok_) return;
-    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-      if (!CPU_ISSET(cpu, &saved_)) continue;
-      cpu_set_t one;
-      CPU_ZERO(&one);
-      CPU_SET(cpu, &one);
-      pinned_ = ::sched_setaffinity(0, sizeof(one), &one) == 0;
-      return;
-    }
-  }
-  ~one_core() {
-    if (pinned_) ::sched_setaffinity(0, sizeof(saved_), &saved_);
-  }
-  one_core(const one_core&) = delete;
-  one_core& operator=(const one_core&) = delete;
-  [[nodiscard]] bool pinned() const { return pinned_; }
-
- private:
-  cpu_set_t saved_{};
-  bool saved_ok_ = false;
-  bool pinned_ = false;
-};
+using iso::test::one_core;
 
 struct switches {
   long voluntary = 0;
