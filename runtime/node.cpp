@@ -11,8 +11,8 @@
 #include "base/check.hpp"
 #include "iso/error.hpp"
 #include "nicfw/fetch_add_service.hpp"
-#include "nicfw/remote_store_service.hpp"
 #include "nicfw/multicast_service.hpp"
+#include "nicfw/remote_store_service.hpp"
 #include "runtime/collective_digest.hpp"
 #include "runtime/node_state.hpp"
 

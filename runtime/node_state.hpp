@@ -133,7 +133,7 @@ class node_state {
   runtime::shared_memory_manager smm_;
   runtime::fetch_add_client counters_;
   runtime::remote_store_client store_;
-  std::vector<node_id> counter_holders_;  // by counter index
+  std::vector<node_id> counter_holders_;           // by counter index
   nicfw::multicast_service* multicast_ = nullptr;  // owned by the NIC
   std::unique_ptr<runtime::sequencer_groups> sequenced_;
   std::uint32_t groups_ = 0;

@@ -74,7 +74,7 @@ struct sym_area {
   struct padded_long lock;         // shmem_set_lock's word: zero before first use
   struct padded_long quad[4];      // the four-variable fetch-adds' counters
   struct padded_long quad_put[4];  // the four-variable puts' targets
-  char block[max_block];  // --sizes: what getmem reads and putmem writes
+  char block[max_block];           // --sizes: what getmem reads and putmem writes
 };
 
 struct run_config {
