@@ -258,7 +258,9 @@ absl::StatusOr<std::uint32_t> engine::send(comm::node_id destination, packet_hea
   const type_binding& b = binding_of(header.type);
   ISO_DCHECK(b.service != nullptr)
       << "send of unbound packet type " << static_cast<int>(header.type);
-  if (b.packet->carries_credits) return send_fragmented(destination, header, payload);
+  if (b.packet->carries_credits || b.packet->fragmented) {
+    return send_pieces(destination, header, payload, *b.packet);
+  }
   const comm::byte_span pieces[2] = {std::as_bytes(std::span(&header, 1)), payload};
   if (absl::Status s = out_.send(destination, pieces); !s.ok()) return s;
   return 1;
@@ -273,19 +275,26 @@ absl::Status engine::handle_loopback(bool& progressed) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::uint32_t> engine::send_fragmented(comm::node_id destination,
-                                                      packet_header header,
-                                                      comm::byte_span payload) {
-  const std::size_t room =
-      transport_->max_packet_size() - sizeof(packet_header) - sizeof(credit_info);
+absl::StatusOr<std::uint32_t> engine::send_pieces(comm::node_id destination, packet_header header,
+                                                  comm::byte_span payload,
+                                                  const packet_binding& binding) {
+  const std::size_t credit_bytes = binding.carries_credits ? sizeof(credit_info) : 0;
+  const std::size_t room = transport_->max_packet_size() - sizeof(packet_header) - credit_bytes;
+  if (!binding.fragmented && payload.size() > room) {
+    return absl::OutOfRangeError(absl::StrFormat(
+        "%s packet of %u bytes for node %u: more than one transport packet holds (%u), and "
+        "the type is not bound as fragmented",
+        binding.name, payload.size(), destination, room));
+  }
   std::uint32_t packets = 0;
   std::size_t at = 0;
   do {
     const std::size_t n = std::min(room, payload.size() - at);
     header.flags = at + n < payload.size() ? kMoreFragments : 0;
-    const credit_info credits = credits_.nic_report(destination);
-    const comm::byte_span pieces[3] = {std::as_bytes(std::span(&header, 1)),
-                                       std::as_bytes(std::span(&credits, 1)),
+    const credit_info credits =
+        binding.carries_credits ? credits_.nic_report(destination) : credit_info{};
+    const comm::byte_span credit_piece = std::as_bytes(std::span(&credits, 1)).first(credit_bytes);
+    const comm::byte_span pieces[3] = {std::as_bytes(std::span(&header, 1)), credit_piece,
                                        payload.subspan(at, n)};
     if (absl::Status s = out_.send(destination, pieces); !s.ok()) return s;
     at += n;

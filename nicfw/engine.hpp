@@ -161,11 +161,14 @@ class engine final : private nic_context {
   [[nodiscard]] absl::StatusOr<comm::byte_span> take_credits(comm::node_id source,
                                                              const packet_header& header,
                                                              comm::byte_span body);
-  // Sends `payload` after `header` as one packet, or as fragments when the transport cannot
-  // carry it whole; returns how many packets went out.
-  [[nodiscard]] absl::StatusOr<std::uint32_t> send_fragmented(comm::node_id destination,
-                                                              packet_header header,
-                                                              comm::byte_span payload);
+  // Sends `payload` after `header` (and this NIC's freed credits, when the binding carries
+  // them) as one packet, or as fragments when the binding is fragmented and the transport
+  // cannot carry it whole; returns how many packets went out. OutOfRange for a payload
+  // too large for one packet of a type that is not fragmented.
+  [[nodiscard]] absl::StatusOr<std::uint32_t> send_pieces(comm::node_id destination,
+                                                          packet_header header,
+                                                          comm::byte_span payload,
+                                                          const packet_binding& binding);
   // Collects fragments from `source`; true (with `whole` set) when the message is complete.
   bool reassemble(comm::node_id source, const packet_header& header, comm::byte_span body,
                   comm::byte_span& whole);

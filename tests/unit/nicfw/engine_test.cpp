@@ -438,3 +438,70 @@ TEST(Engine, APacketOfATypeBeyondTheTableIsRefusedAsUnknown) {
 
 }  // namespace
 }  // namespace iso::nicfw
+
+namespace iso::nicfw {
+namespace {
+
+// A service that only records the packets it gets, for the engine's own promises.
+class recording_service final : public nic_service {
+ public:
+  absl::Status on_packet(comm::node_id source, const packet_header& header,
+                         comm::byte_span body) override {
+    (void)source;
+    (void)header;
+    got.emplace_back(body.begin(), body.end());
+    return absl::OkStatus();
+  }
+  std::vector<std::vector<std::byte>> got;
+};
+
+constexpr auto kWholeType = static_cast<packet_type>(kFirstServicePacketType + 14);
+constexpr auto kOnePacketType = static_cast<packet_type>(kFirstServicePacketType + 15);
+constexpr packet_binding kRecordedPackets[] = {
+    {.type = kWholeType, .name = "whole", .fragmented = true},
+    {.type = kOnePacketType, .name = "one_packet"},
+};
+
+// A type bound as fragmented travels in fragments and arrives whole, whether or not it
+// carries credits; a type that is not refuses a payload one packet cannot hold.
+TEST(Engine, AFragmentedTypeWithoutCreditsArrivesWhole) {
+  auto topo = std::make_shared<topology>(topology::single_switch(2));
+  auto transports = comm::make_inproc_fabric(2, {.ring_capacity = 1 << 16});
+  ASSERT_TRUE(transports.ok());
+  const std::size_t packet_bytes = (*transports)[0]->max_packet_size();
+  std::vector<std::unique_ptr<engine>> nics;
+  std::vector<recording_service*> services;
+  for (comm::node_id n = 0; n < 2; ++n) {
+    nics.push_back(std::make_unique<engine>(
+        n, topo, std::move((*transports)[n]),
+        engine_options{.own_thread = false, .local_nodes = 2, .local_index = n}));
+    auto service = std::make_unique<recording_service>();
+    services.push_back(service.get());
+    nics[n]->add_service(std::move(service), {.packets = kRecordedPackets, .submissions = {}});
+  }
+  std::vector<std::byte> payload(3 * packet_bytes + 17);
+  for (std::size_t i = 0; i < payload.size(); ++i) payload[i] = static_cast<std::byte>(i * 7);
+  absl::StatusOr<std::uint32_t> sent =
+      nics[0]->context().send(1, packet_header{.type = kWholeType}, payload);
+  ASSERT_TRUE(sent.ok()) << sent.status();
+  EXPECT_GE(*sent, 4u);
+  for (int round = 0; round < 1000 && services[1]->got.empty(); ++round) {
+    for (auto& nic : nics) {
+      bool did = false;
+      ASSERT_TRUE(nic->poll(did).ok());
+    }
+  }
+  ASSERT_EQ(services[1]->got.size(), 1u);
+  EXPECT_TRUE(services[1]->got[0] == payload) << "the payload arrived changed";
+
+  absl::StatusOr<std::uint32_t> refused =
+      nics[0]->context().send(1, packet_header{.type = kOnePacketType}, payload);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kOutOfRange) << refused.status();
+  EXPECT_NE(refused.status().message().find(
+                absl::StrFormat("%u bytes", payload.size() + sizeof(packet_header))),
+            std::string_view::npos)
+      << refused.status();
+}
+
+}  // namespace
+}  // namespace iso::nicfw
