@@ -95,11 +95,12 @@ TEST(OversubscribedWait, AWaitingNodeSleepsInTheKernelInsteadOfTakingTheCore) {
   EXPECT_EQ(wrong.load(), 0);
   std::printf("node 0 while waiting: %ld voluntary, %ld involuntary context switches\n",
               voluntary.load(), involuntary.load());
-  // Spinning and yielding (ISO_WAIT=spin) gives about none of the first kind and hundreds
-  // of the second here; sleeping until a packet comes gives many more of the first.
-  EXPECT_GT(voluntary.load(), 0);
-  EXPECT_GT(voluntary.load(), involuntary.load())
-      << "node 0 was switched out more often than it slept: it polled for its message";
+  // Spinning and yielding (ISO_WAIT=spin) sleeps at most a handful of times here (0 to 15
+  // seen); sleeping until a packet comes sleeps hundreds of times (237 to 1150 seen, the
+  // fewest on a loaded machine). How often node 0 is switched out depends on what else
+  // runs on its core, so only the sleeps are counted.
+  EXPECT_GE(voluntary.load(), 64)
+      << "node 0 hardly ever slept while it waited: it polled for its message";
 }
 
 }  // namespace
