@@ -13,9 +13,9 @@ constexpr auto kGetPacket = static_cast<packet_type>(kFirstServicePacketType + 1
 constexpr auto kGetReply = static_cast<packet_type>(kFirstServicePacketType + 11);
 constexpr auto kRefused = static_cast<packet_type>(kFirstServicePacketType + 12);
 
-// Puts and get replies may exceed a transport packet; the engine fragments only types that
-// carry credits, so they do (the piggy-backed counts are the sender's freed credits, as on
-// any data packet; nothing of this service consumes credits).
+// Puts and get replies may exceed a transport packet: fragmented. They also carry the
+// sender's freed credits back, as any data packet may; nothing of this service consumes
+// credits.
 constexpr packet_binding kPackets[] = {
     {.type = kPutPacket, .name = "put", .carries_credits = true, .fragmented = true},
     {.type = kPutAck, .name = "put_ack"},
