@@ -7,8 +7,8 @@
 namespace iso::nicfw {
 namespace {
 
-constexpr auto kRequest = static_cast<packet_type>(kFirstServicePacketType);
-constexpr auto kReply = static_cast<packet_type>(kFirstServicePacketType + 1);
+constexpr auto kRequest = service_packet(kFetchAddNumbers, 0);
+constexpr auto kReply = service_packet(kFetchAddNumbers, 1);
 
 constexpr packet_binding kPackets[] = {
     {.type = kRequest, .name = "fetch_add_request"},

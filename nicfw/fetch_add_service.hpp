@@ -18,11 +18,12 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "nicfw/service.hpp"
+#include "nicfw/service_numbers.hpp"
 
 namespace iso::nicfw {
 
-inline constexpr auto kFetchAddSubmission = static_cast<submission_kind>(kFirstServiceSubmission);
-inline constexpr auto kFetchAddResult = static_cast<delivery_kind>(kFirstServiceDelivery);
+inline constexpr auto kFetchAddSubmission = service_submission(kFetchAddNumbers, 0);
+inline constexpr auto kFetchAddResult = service_delivery(kFetchAddNumbers, 0);
 
 // The host's request (the submission's payload, and the request packet's body).
 struct fetch_add_request {

@@ -9,11 +9,11 @@
 namespace iso::nicfw {
 namespace {
 
-constexpr auto kData = static_cast<packet_type>(kFirstServicePacketType + 2);
-constexpr auto kCredit = static_cast<packet_type>(kFirstServicePacketType + 3);
-constexpr auto kNumberRequest = static_cast<packet_type>(kFirstServicePacketType + 4);
-constexpr auto kNumber = static_cast<packet_type>(kFirstServicePacketType + 5);
-constexpr auto kProgress = static_cast<packet_type>(kFirstServicePacketType + 6);
+constexpr auto kData = service_packet(kMulticastNumbers, 0);
+constexpr auto kCredit = service_packet(kMulticastNumbers, 1);
+constexpr auto kNumberRequest = service_packet(kMulticastNumbers, 2);
+constexpr auto kNumber = service_packet(kMulticastNumbers, 3);
+constexpr auto kProgress = service_packet(kMulticastNumbers, 4);
 
 constexpr packet_binding kPackets[] = {
     // Carrying the ledger's credits is what makes the engine fragment a type; the unicast

@@ -50,12 +50,12 @@
 #include "absl/container/flat_hash_map.h"
 #include "nicfw/multicast_tree.hpp"
 #include "nicfw/service.hpp"
+#include "nicfw/service_numbers.hpp"
 
 namespace iso::nicfw {
 
-inline constexpr auto kMulticastSubmission =
-    static_cast<submission_kind>(kFirstServiceSubmission + 1);
-inline constexpr auto kMulticastDelivery = static_cast<delivery_kind>(kFirstServiceDelivery + 1);
+inline constexpr auto kMulticastSubmission = service_submission(kMulticastNumbers, 0);
+inline constexpr auto kMulticastDelivery = service_delivery(kMulticastNumbers, 0);
 
 inline constexpr std::uint8_t kMulticastSequenced = 1;
 inline constexpr std::uint8_t kMulticastNull = 2;  // with kMulticastSequenced

@@ -7,11 +7,11 @@
 namespace iso::nicfw {
 namespace {
 
-constexpr auto kPutPacket = static_cast<packet_type>(kFirstServicePacketType + 8);
-constexpr auto kPutAck = static_cast<packet_type>(kFirstServicePacketType + 9);
-constexpr auto kGetPacket = static_cast<packet_type>(kFirstServicePacketType + 10);
-constexpr auto kGetReply = static_cast<packet_type>(kFirstServicePacketType + 11);
-constexpr auto kRefused = static_cast<packet_type>(kFirstServicePacketType + 12);
+constexpr auto kPutPacket = service_packet(kRemoteStoreNumbers, 0);
+constexpr auto kPutAck = service_packet(kRemoteStoreNumbers, 1);
+constexpr auto kGetPacket = service_packet(kRemoteStoreNumbers, 2);
+constexpr auto kGetReply = service_packet(kRemoteStoreNumbers, 3);
+constexpr auto kRefused = service_packet(kRemoteStoreNumbers, 4);
 
 // Puts and get replies may exceed a transport packet: fragmented. They also carry the
 // sender's freed credits back, as any data packet may; nothing of this service consumes

@@ -26,20 +26,21 @@
 #include <vector>
 
 #include "nicfw/service.hpp"
+#include "nicfw/service_numbers.hpp"
 
 namespace iso::nicfw {
 
 // The numbers sit apart from the other services' (which count up from the first service
 // numbers), so that services written at the same time do not collide.
-inline constexpr auto kRegisterWindow = static_cast<submission_kind>(kFirstServiceSubmission + 8);
-inline constexpr auto kPut = static_cast<submission_kind>(kFirstServiceSubmission + 9);
-inline constexpr auto kGet = static_cast<submission_kind>(kFirstServiceSubmission + 10);
-inline constexpr auto kFence = static_cast<submission_kind>(kFirstServiceSubmission + 11);
+inline constexpr auto kRegisterWindow = service_submission(kRemoteStoreNumbers, 0);
+inline constexpr auto kPut = service_submission(kRemoteStoreNumbers, 1);
+inline constexpr auto kGet = service_submission(kRemoteStoreNumbers, 2);
+inline constexpr auto kFence = service_submission(kRemoteStoreNumbers, 3);
 
-inline constexpr auto kWindowRegistered = static_cast<delivery_kind>(kFirstServiceDelivery + 8);
-inline constexpr auto kGetResult = static_cast<delivery_kind>(kFirstServiceDelivery + 9);
-inline constexpr auto kFenceDone = static_cast<delivery_kind>(kFirstServiceDelivery + 10);
-inline constexpr auto kRemoteStoreRefused = static_cast<delivery_kind>(kFirstServiceDelivery + 11);
+inline constexpr auto kWindowRegistered = service_delivery(kRemoteStoreNumbers, 0);
+inline constexpr auto kGetResult = service_delivery(kRemoteStoreNumbers, 1);
+inline constexpr auto kFenceDone = service_delivery(kRemoteStoreNumbers, 2);
+inline constexpr auto kRemoteStoreRefused = service_delivery(kRemoteStoreNumbers, 3);
 
 // kRegisterWindow's payload (and kWindowRegistered's).
 struct window_registration {
