@@ -220,21 +220,26 @@ class classic_api {
       leave_job(*node_);
     } catch (...) {
       leave(true);
+      left_failed_ = true;
       throw;
     }
     leave(false);
     left_cleanly_ = true;
   }
 
-  // The leave a handler asked for, once the call that ran it is about to return.
+  // The leave a handler asked for, once the call that ran it is about to return; while an
+  // isochron is open it waits for the call after iso_end.
   void run_deferred_deinit() {
-    if (!deinit_deferred_ || in_handler_ || phase_ != phase::running) return;
+    if (!deinit_deferred_ || in_handler_ || open_ || phase_ != phase::running) return;
     deinit_deferred_ = false;
     deinit();
   }
 
-  // Whether this process left the job through a successful iso_deinit.
+  // Whether this process left the job through a successful iso_deinit, or by a failed one.
   [[nodiscard]] bool left_cleanly() const { return left_cleanly_; }
+  [[nodiscard]] bool left_failed() const { return left_failed_; }
+  // The exit hook is running: the process is already ending.
+  [[nodiscard]] bool exiting() const { return exiting_; }
   // The process is ending because a call failed (end_process): no clean leave at exit.
   void mark_ending_on_failure() { ending_on_failure_ = true; }
 
@@ -583,12 +588,13 @@ class classic_api {
   }
 
   // A node that returns from main without iso_deinit leaves as iso_deinit would: the
-  // report calls that bad form, not an error, and its lat.c does it. It leaves as a failed
-  // node instead when it cannot leave cleanly: inside a handler or an open isochron, after a
-  // failed call, or when the clean leave itself fails; then the process's exit status is 1,
-  // so that the failure is never lost.
+  // report calls that bad form, not an error, and its lat.c does it. Inside a handler or an
+  // open isochron, or after a failed call, it leaves as a failed node instead (the others
+  // fail: nothing is lost). When the clean leave itself fails, the process's exit status
+  // becomes 1, so that the failure is never lost.
   void leave_at_exit() {
     if (phase_ != phase::running) return;
+    exiting_ = true;
     const char* why = nullptr;
     if (in_handler_) {
       why = "exits inside a message handler";
@@ -597,14 +603,21 @@ class classic_api {
     } else if (ending_on_failure_) {
       why = "ends after a failed call";
     }
+    std::string failure;
     if (why == nullptr) {
       deinit_deferred_ = false;
-      const int code = guarded("iso_deinit at exit", [this] { deinit(); });
-      if (code == ISO_SUCCESS) return;
+      // Not through guarded(): the thread's last-error string may already be destroyed.
+      try {
+        deinit();
+        return;
+      } catch (const std::exception& e) {
+        failure = e.what();
+      } catch (...) {
+        failure = "unknown exception";
+      }
       std::fprintf(stderr, "iso: node %u could not leave the job at exit: %s\n", rank_,
-                   t_last_error.c_str());
-      std::fflush(stdout);
-      std::fflush(stderr);
+                   failure.c_str());
+      std::fflush(nullptr);
       std::_Exit(EXIT_FAILURE);
     }
     std::fprintf(stderr, "iso: node %u %s; it leaves the job as a failed node\n", rank_, why);
@@ -628,6 +641,8 @@ class classic_api {
   bool deinit_deferred_ = false;    // iso_deinit called in a handler
   bool left_cleanly_ = false;       // a successful iso_deinit
   bool ending_on_failure_ = false;  // end_process: the exit hook must not wait for anyone
+  bool left_failed_ = false;        // iso_deinit failed: the node left as a failed one
+  bool exiting_ = false;            // the exit hook runs
 };
 
 classic_api& api() { return classic_api::instance(); }
@@ -637,6 +652,11 @@ void run_deferred_deinit() { api().run_deferred_deinit(); }
 // Ends the process for a classic call that failed and cannot return a code: the message on
 // stderr, exit status 1. The exit hook leaves the job as a failed node, so the others stop.
 [[noreturn]] void end_process() {
+  if (api().exiting()) {  // a failure inside the exit hook's leave: exit() may not nest
+    std::fputs("iso: a call failed while this node left the job at exit\n", stderr);
+    std::fflush(nullptr);
+    std::_Exit(EXIT_FAILURE);
+  }
   api().mark_ending_on_failure();
   std::fprintf(stderr, "%s\n", t_last_error.c_str());
   std::fflush(stderr);
@@ -710,7 +730,13 @@ int iso_poll(void) {
   // job (iso_deinit, also from a handler) nothing can come any more, so that is the end.
   if (api().left_cleanly()) {
     std::fflush(nullptr);
+    if (api().exiting()) std::_Exit(EXIT_SUCCESS);  // exit() may not nest
     std::exit(EXIT_SUCCESS);
+  }
+  if (api().left_failed()) {
+    iso::runtime::record("iso_poll", iso::error_code::aborted,
+                         "this node left the job by a failed iso_deinit");
+    iso::runtime::end_process();
   }
   const int code = guarded("iso_poll", [] { api().poll(); });
   // A classic program polls in `while (1) iso_poll();` and never looks at the code: once

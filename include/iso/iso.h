@@ -146,9 +146,11 @@ int iso_try_init(void);
  * failure of that leave is that call's code.
  * A node that returns from main (or calls exit) without it leaves as iso_deinit would,
  * from the exit hook: "bad form" in the report, not an error. If that leave fails (the end
- * barrier times out, another node failed), or the node exits inside a handler, inside an
- * isochron or after a classic call ended the process, it leaves as a failed node instead,
- * says why on stderr, and its exit status is 1.
+ * barrier times out, another node failed), it says why on stderr and its exit status is 1.
+ * A node that exits inside a handler, inside an isochron or after a classic call ended the
+ * process leaves as a failed node instead (the job fails) and says why on stderr.
+ * A deferred leave waits for iso_end when an isochron is open; the call that runs it
+ * blocks as iso_deinit does, and returns iso_deinit's codes.
  * Blocks: as described; a read still waiting for an assign that never comes blocks forever.
  * Returns: ISO_SUCCESS; ISO_E_FAILED_PRECONDITION before iso_init, after iso_deinit, or while
  *   an isochron is open (call iso_end first; nothing is torn down); ISO_E_DEADLINE_EXCEEDED
