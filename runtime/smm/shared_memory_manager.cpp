@@ -624,8 +624,10 @@ absl::Status shared_memory_manager::run_remote_part(std::uint64_t pulse, node_id
 absl::Status shared_memory_manager::end_round(std::uint64_t closed, bool& did_work) {
   (void)did_work;  // the deliveries were the work
   // Most rounds of a waiting node run no pulse and move no time: they must cost little.
-  absl::Status result = absl::OkStatus();
-  if (!due_pulses_.empty() || closed > through_) result = run_due_pulses(closed);
+  absl::Status result = loop_.failure();
+  if (result.ok() && (!due_pulses_.empty() || closed > through_)) {
+    result = run_due_pulses(closed);
+  }
   // Remote parts were filed in place (on_delivery); what still waits for a later EOP when
   // this round ends moves out of the host queue, whose space behind a held record the NIC
   // cannot reuse.
