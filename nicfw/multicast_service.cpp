@@ -16,8 +16,8 @@ constexpr auto kNumber = service_packet(kMulticastNumbers, 3);
 constexpr auto kProgress = service_packet(kMulticastNumbers, 4);
 
 constexpr packet_binding kPackets[] = {
-    // Carrying the ledger's credits is what makes the engine fragment a type; the unicast
-    // classes' freed counts ride along for free.
+    // Fragmented: a message may exceed a transport packet. The unicast classes' freed
+    // credits ride along, as on any data packet.
     {.type = kData, .name = "multicast", .carries_credits = true, .fragmented = true},
     {.type = kCredit, .name = "multicast_credit"},
     {.type = kNumberRequest, .name = "sequence_request"},

@@ -30,8 +30,7 @@
 
 namespace iso::nicfw {
 
-// The numbers sit apart from the other services' (which count up from the first service
-// numbers), so that services written at the same time do not collide.
+// Its numbers: nicfw/service_numbers.hpp.
 inline constexpr auto kRegisterWindow = service_submission(kRemoteStoreNumbers, 0);
 inline constexpr auto kPut = service_submission(kRemoteStoreNumbers, 1);
 inline constexpr auto kGet = service_submission(kRemoteStoreNumbers, 2);
