@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "absl/time/clock.h"
+#include "tests/support/sanitizers.hpp"
 
 namespace iso::nicfw {
 namespace {
@@ -71,6 +72,7 @@ long thread_minor_faults() {
 }
 
 TEST(HostChannel, FirstPassOverTheQueuesTakesNoPageFault) {
+  if (iso::test::kSanitized) GTEST_SKIP() << "a sanitizer's shadow memory takes faults of its own";
   constexpr std::size_t kQueueBytes = std::size_t{1} << 23;  // the engine's default
   host_channel ch(kQueueBytes);
   const std::string payload(1000, 'x');
