@@ -278,8 +278,8 @@ class classic_api {
   void poll() {
     require_running();
     node_->poll();
-    // A node that only polls waits on nobody, so it would not learn that the job failed:
-    // the fabric says so (never blocks).
+    // node::poll checks the job only when it finds nothing to do; one kept busy by the
+    // others' traffic learns here that the job failed (never blocks).
     if (fabric_ != nullptr) {
       if (absl::Status job = fabric_->job_status(); !job.ok()) detail::throw_status(job);
     }

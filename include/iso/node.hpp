@@ -150,7 +150,10 @@ class node {
   [[nodiscard]] bool barrier_complete(channel_id channel) const;
 
   // Makes progress without blocking: executes what is due and serves other nodes. Call it
-  // in long computations when the NIC runs inline (nic_mode::inline_poll).
+  // in long computations when the NIC runs inline (nic_mode::inline_poll). A poll that
+  // finds nothing to do also checks the job, as a waiting node does, so that a loop that
+  // only polls ends too: it throws iso::error (aborted) naming a node that failed, or whose
+  // process vanished or stayed stopped past half the barrier timeout.
   void poll();
 
   // Waits until every isochron this node issued before the call has executed on every

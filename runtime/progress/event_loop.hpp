@@ -100,6 +100,11 @@ class event_loop {
   }
   // Rounds until `done()`; between idle rounds, the waiter policy.
   [[nodiscard]] absl::Status wait_for(absl::FunctionRef<bool()> done);
+  // The job's health, as a waiting node checks it while idle: for a node that only polls
+  // (it waits on nobody), so that it too learns of a peer that failed, vanished or stopped.
+  [[nodiscard]] absl::Status job_status() const {
+    return job_status_ ? job_status_() : absl::OkStatus();
+  }
 
   // Hands the NIC a submission of `kind` for `to`, waiting (making the NIC progress in
   // inline mode) while its queue is full. Errors: the NIC's failure.
