@@ -173,7 +173,10 @@ int iso_barrier(void);
 
 /* iso_poll: makes progress without blocking: executes what is due and serves the other
  * nodes (and runs due message handlers). Call it in long computations between isotach
- * calls, so that this node does not hold the others up.
+ * calls, so that this node does not hold the others up. It blocks in one case only: a
+ * handler it ran called iso_deinit, whose leave then runs here (see iso_deinit). A poll
+ * that finds nothing to do also checks the job: a node that failed, or whose process
+ * vanished or stayed stopped, ends the poll loop as a failed job does (below).
  * Returns: ISO_SUCCESS; ISO_E_FAILED_PRECONDITION outside iso_init .. iso_deinit or inside
  *   a handler. Classic programs poll in `while (1) iso_poll();` without looking at the code,
  *   so it does not return in two cases: after this node left the job through a successful
@@ -284,7 +287,8 @@ int iso_var_wait32(iso_var32* var, uint32_t* value);
 int iso_var_wait64(iso_var64* var, uint64_t* value);
 
 /* iso_var_ready32, iso_var_ready64: whether read_iso_var32/64 would return without
- * blocking. Never blocks (it makes progress once, as iso_poll).
+ * blocking. Never blocks (it makes progress once, as iso_poll), except to run a leave that
+ * iso_deinit deferred from a handler run by that progress (see iso_deinit).
  * Returns: 1 ready (or done), 0 not yet (also while the read's isochron is open), or a
  *   negative error code: -ISO_E_INVALID_ARGUMENT for an empty, stale or uninitialised handle,
  *   -ISO_E_FAILED_PRECONDITION outside iso_init .. iso_deinit or inside a handler. */
