@@ -74,8 +74,9 @@ node_state::node_state(std::unique_ptr<runtime::bootstrap> boot, std::unique_ptr
       store_(loop_) {
   nic_->add_service(std::make_unique<nicfw::fetch_add_service>(nic_->context()),
                     nicfw::fetch_add_service::kBinding);
-  nic_->add_service(std::make_unique<nicfw::remote_store_service>(nic_->context()),
-                    nicfw::remote_store_service::kBinding);
+  auto store = std::make_unique<nicfw::remote_store_service>(nic_->context());
+  store_service_ = store.get();
+  nic_->add_service(std::move(store), nicfw::remote_store_service::kBinding);
   // Answers of node::fetch_add and node::get land in read slots, so that their handles are
   // reads' handles.
   counters_.set_sink([this](std::uint32_t slot, std::uint64_t before) {
@@ -232,6 +233,11 @@ absl::StatusOr<std::uint64_t> node_state::allocate(std::uint64_t count, std::uin
 }
 
 absl::Status node_state::rendezvous(std::uint64_t digest, std::string_view call) {
+  // The barrier runs beside the NIC, not through it: what this host did to its windows
+  // before it must happen before what the NIC does to them for others afterwards, and the
+  // puts the NIC applied before must happen before this host's reads afterwards
+  // (iso/window.hpp).
+  store_service_->synchronize_with_host();
   const std::uint64_t ticket = boot_->barrier_arrive(digest);
   const absl::Time deadline = absl::Now() + absl::FromChrono(options_.barrier_timeout);
   absl::Status outcome;
@@ -256,6 +262,7 @@ absl::Status node_state::rendezvous(std::uint64_t digest, std::string_view call)
   });
   if (!waited.ok()) return waited;
   if (!outcome.ok()) return outcome;
+  store_service_->synchronize_with_host();
   std::string differing;
   for (node_id n = 0; n < count(); ++n) {
     if (boot_->barrier_digest(n, ticket) != digest) absl::StrAppendFormat(&differing, " %u", n);

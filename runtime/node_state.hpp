@@ -21,6 +21,10 @@
 #include "runtime/progress/event_loop.hpp"
 #include "runtime/smm/shared_memory_manager.hpp"
 
+namespace iso::nicfw {
+class remote_store_service;
+}  // namespace iso::nicfw
+
 namespace iso::detail {
 
 // The handler id of node::quiet's fences, reserved for the runtime: a fence's payload names
@@ -133,8 +137,9 @@ class node_state {
   runtime::shared_memory_manager smm_;
   runtime::fetch_add_client counters_;
   runtime::remote_store_client store_;
-  std::vector<node_id> counter_holders_;           // by counter index
-  nicfw::multicast_service* multicast_ = nullptr;  // owned by the NIC
+  std::vector<node_id> counter_holders_;                  // by counter index
+  nicfw::multicast_service* multicast_ = nullptr;         // owned by the NIC
+  nicfw::remote_store_service* store_service_ = nullptr;  // owned by the NIC
   std::unique_ptr<runtime::sequencer_groups> sequenced_;
   std::uint32_t groups_ = 0;
   message pop_inbox();
