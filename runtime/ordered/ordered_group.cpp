@@ -3,11 +3,11 @@
 #include "iso/ordered_group.hpp"
 
 #include <algorithm>
-#include <cstring>
 
 #include "absl/strings/str_format.h"
 #include "runtime/collective_digest.hpp"
 #include "runtime/node_state.hpp"
+#include "runtime/ordered/batch_framing.hpp"
 
 namespace iso {
 namespace {
@@ -93,7 +93,7 @@ ordered_group::ordered_group(node& n, std::span<const node_id> members, order_ki
   impl_->member = std::binary_search(impl_->members.begin(), impl_->members.end(), state.id());
   const std::size_t max_batch = state.sequenced().max_batch(impl_->members.size());
   impl_->batch_limit = std::min(kBatchBytes, max_batch);
-  impl_->max_message = std::min(state.max_message_size(), max_batch - sizeof(std::uint32_t));
+  impl_->max_message = std::min(state.max_message_size(), max_batch - runtime::kFrameBytes);
   if (impl_->member) state.sequenced().open(impl_->id, impl_->members);
   const std::uint64_t digest =
       runtime::collective_digest(runtime::collective_digest::kind::ordered_group)
@@ -123,17 +123,11 @@ void ordered_group::submit(std::span<const std::byte> bytes) {
         "ordered_group::submit: a message of %u bytes exceeds the group's maximum of %u",
         bytes.size(), impl_->max_message)));
   }
-  const std::size_t framed = sizeof(std::uint32_t) + bytes.size();
+  const std::size_t framed = runtime::kFrameBytes + bytes.size();
   if (!impl_->batch.empty() && impl_->batch.size() + framed > impl_->batch_limit) {
     detail::throw_if_error(impl_->flush());
   }
-  const auto length = static_cast<std::uint32_t>(bytes.size());
-  const std::size_t at = impl_->batch.size();
-  impl_->batch.resize(at + framed);
-  std::memcpy(impl_->batch.data() + at, &length, sizeof(length));
-  if (!bytes.empty()) {
-    std::memcpy(impl_->batch.data() + at + sizeof(length), bytes.data(), bytes.size());
-  }
+  runtime::append_framed(impl_->batch, bytes);
   if (impl_->batch.size() >= impl_->batch_limit) detail::throw_if_error(impl_->flush());
 }
 
