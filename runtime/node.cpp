@@ -100,6 +100,7 @@ node_state::node_state(std::unique_ptr<runtime::bootstrap> boot, std::unique_ptr
   const absl::StatusOr<nicfw::tree_shape> shape = nicfw::parse_tree_shape(opts.multicast_tree);
   sequenced_ = std::make_unique<runtime::sequencer_groups>(
       loop_, *multicast_, shape.ok() ? *shape : nicfw::tree_shape::binary);
+  isotach_ordered_ = std::make_unique<runtime::isotach_groups>(smm_, loop_);
   plain_.set_receiver(
       [this](node_id source, std::span<const std::byte> bytes, std::uint64_t record) {
         auto h = std::make_unique<message::holder>();
@@ -499,7 +500,7 @@ const std::vector<trace_event>& node::trace() const { return state_->smm().trace
 
 void node::set_handler(handler_id id,
                        std::function<void(node_id source, std::span<const std::byte>)> fn) {
-  if (id == detail::kQuietHandler) {
+  if (detail::reserved_handler(id)) {
     throw iso::error(error_code::invalid_argument,
                      absl::StrFormat("handler id %u is reserved for the runtime", id));
   }

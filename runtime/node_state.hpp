@@ -17,6 +17,7 @@
 #include "runtime/counters/fetch_add_client.hpp"
 #include "runtime/messages/plain_messages.hpp"
 #include "runtime/onesided/remote_store_client.hpp"
+#include "runtime/ordered/isotach_groups.hpp"
 #include "runtime/ordered/sequencer_groups.hpp"
 #include "runtime/progress/event_loop.hpp"
 #include "runtime/smm/shared_memory_manager.hpp"
@@ -30,6 +31,11 @@ namespace iso::detail {
 // The handler id of node::quiet's fences, reserved for the runtime: a fence's payload names
 // the read slot its issuer waits on, and the handler answers there.
 inline constexpr handler_id kQuietHandler = 0xffffffffu;
+// Handler ids the runtime keeps for itself: node::quiet's, and ordered groups' batches
+// (runtime::kOrderedGroupHandler).
+[[nodiscard]] constexpr bool reserved_handler(handler_id id) {
+  return id == kQuietHandler || id == runtime::kOrderedGroupHandler;
+}
 
 struct window_id_and_size {
   std::uint32_t id = 0;
@@ -65,6 +71,8 @@ class node_state {
   // job's groups in one order, so ids agree).
   [[nodiscard]] runtime::sequencer_groups& sequenced() { return *sequenced_; }
   [[nodiscard]] nicfw::multicast_service& multicast() { return *multicast_; }
+  // Ordered groups in the isotach order (runtime/ordered/isotach_groups.hpp).
+  [[nodiscard]] runtime::isotach_groups& isotach_ordered() { return *isotach_ordered_; }
   std::uint32_t next_group_id() { return groups_++; }
   [[nodiscard]] nicfw::engine& nic() { return *nic_; }
   [[nodiscard]] std::size_t messages_waiting() const { return inbox_.size(); }
@@ -141,6 +149,7 @@ class node_state {
   nicfw::multicast_service* multicast_ = nullptr;         // owned by the NIC
   nicfw::remote_store_service* store_service_ = nullptr;  // owned by the NIC
   std::unique_ptr<runtime::sequencer_groups> sequenced_;
+  std::unique_ptr<runtime::isotach_groups> isotach_ordered_;
   std::uint32_t groups_ = 0;
   message pop_inbox();
   // Moves a message's bytes out of the NIC's queue into a copy, releasing its record.
