@@ -14,6 +14,7 @@
 #include "nicfw/multicast_service.hpp"
 #include "nicfw/remote_store_service.hpp"
 #include "runtime/collective_digest.hpp"
+#include "runtime/counters/counter_area.hpp"
 #include "runtime/node_state.hpp"
 
 namespace iso {
@@ -48,6 +49,18 @@ std::span<const std::byte> message::bytes() const {
 
 namespace detail {
 
+namespace {
+
+// The front of every window, which holds the SMM's copies (runtime/counters/counter_area.hpp).
+std::vector<std::span<std::byte>> copies_part(const std::vector<std::span<std::byte>>& windows) {
+  std::vector<std::span<std::byte>> out;
+  out.reserve(windows.size());
+  for (const std::span<std::byte> w : windows) out.push_back(runtime::split_window(w).copies);
+  return out;
+}
+
+}  // namespace
+
 void throw_status(const absl::Status& status) {
   ISO_CHECK(!status.ok()) << "throw_status with an OK status";
   throw iso::error(static_cast<error_code>(status.code()), std::string(status.message()));
@@ -67,13 +80,19 @@ node_state::node_state(std::unique_ptr<runtime::bootstrap> boot, std::unique_ptr
                                 .trace = opts.trace,
                                 .credit_timeout = absl::FromChrono(opts.barrier_timeout),
                                 .paranoid = opts.paranoid,
-                                .windows = std::move(windows),
+                                .windows = copies_part(windows),
                                 .direct_reads = opts.direct_reads,
                                 .relaxed = opts.relaxed}),
       counters_(loop_),
       store_(loop_) {
-  nic_->add_service(std::make_unique<nicfw::fetch_add_service>(nic_->context()),
-                    nicfw::fetch_add_service::kBinding);
+  // Counters held here live in this node's window when there is one, so that callers on
+  // this host add to them with a CPU atomic; the NIC adds to the same words for the others.
+  for (const std::span<std::byte> w : windows) {
+    counter_areas_.push_back(runtime::split_window(w).counters);
+  }
+  auto counters = std::make_unique<nicfw::fetch_add_service>(nic_->context());
+  if (id() < counter_areas_.size()) counters->place_counters(counter_areas_[id()]);
+  nic_->add_service(std::move(counters), nicfw::fetch_add_service::kBinding);
   auto store = std::make_unique<nicfw::remote_store_service>(nic_->context());
   store_service_ = store.get();
   nic_->add_service(std::move(store), nicfw::remote_store_service::kBinding);

@@ -3,6 +3,7 @@
 // the plain messages it has received but not yet handed out.
 #pragma once
 
+#include <atomic>
 #include <deque>
 #include <memory>
 #include <utility>
@@ -122,6 +123,16 @@ class node_state {
   // checks the public API makes before anything is sent.
   [[nodiscard]] absl::StatusOr<counter> allocate_counter(node_id holder);
   [[nodiscard]] absl::Status check_counter(const counter& c) const;
+  // The word of a checked counter when this node can add to it with a CPU atomic (its
+  // holder's window is mapped here: the same host); null when only the NIC can.
+  [[nodiscard]] std::atomic<std::uint64_t>* same_host_counter(const counter& c) const {
+    if (!same_host_counters_ || c.holder() >= counter_areas_.size()) return nullptr;
+    const std::span<std::atomic<std::uint64_t>> area = counter_areas_[c.holder()];
+    return c.index() < area.size() ? &area[c.index()] : nullptr;
+  }
+  // Off: every fetch_add goes through the NIC, as from another host (for tests that mix the
+  // two paths on one counter).
+  void set_same_host_counters(bool on) { same_host_counters_ = on; }
   [[nodiscard]] absl::StatusOr<window_id_and_size> register_window(std::size_t bytes);
   [[nodiscard]] absl::Status check_access(const char* call, std::uint32_t window, node_id target,
                                           std::size_t offset, std::size_t bytes) const;
@@ -145,6 +156,10 @@ class node_state {
   runtime::shared_memory_manager smm_;
   runtime::fetch_add_client counters_;
   runtime::remote_store_client store_;
+  // Every node's counter area in its window (runtime/counters/counter_area.hpp), by node
+  // id; empty where this process does not map that node's window.
+  std::vector<std::span<std::atomic<std::uint64_t>>> counter_areas_;
+  bool same_host_counters_ = true;
   std::vector<node_id> counter_holders_;                  // by counter index
   nicfw::multicast_service* multicast_ = nullptr;         // owned by the NIC
   nicfw::remote_store_service* store_service_ = nullptr;  // owned by the NIC
