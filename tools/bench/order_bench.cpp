@@ -8,8 +8,9 @@
 //              (both in one job), on 2, 4 and 8 nodes, beside MPI_Bcast of the same payload
 //              (order-bench-mpi). Jobs above the machine's core count run inproc (one
 //              process, a thread per node), oversubscribed; the table says so.
-//   fetch_add  node.fetch_add on a NIC counter held by node 1, the answer back, beside
-//              shmem_atomic_fetch_add.
+//   fetch_add  node.fetch_add on a counter held by node 1, beside shmem_atomic_fetch_add.
+//              On one host that is a CPU atomic in node 1's window (iso/counter.hpp);
+//              ISO_DIRECT_READS=0 (no windows) measures the NIC round trip instead.
 //   put_get    node.put of 8 B to 64 KiB into node 1's window followed by node.fence(),
 //              beside shmem_putmem + shmem_quiet; node.get of the same sizes, beside
 //              shmem_getmem.
@@ -109,7 +110,7 @@ void fetch_add_table(const iso::bench::sample_table& ours, const iso::bench::sam
     auto it = t.find(key);
     return it == t.end() ? std::nullopt : summarize(it->second);
   };
-  iso::bench::print_row("fetch_add, counter on the other NIC", find(ours, "fetch_add_us"),
+  iso::bench::print_row("fetch_add, counter held by node 1", find(ours, "fetch_add_us"),
                         find(peer, "shmem_atomic_fadd_us"));
 }
 
