@@ -67,7 +67,7 @@ void throw_status(const absl::Status& status) {
 }
 
 node_state::node_state(std::unique_ptr<runtime::bootstrap> boot, std::unique_ptr<nicfw::engine> nic,
-                       const iso::options& opts, std::vector<std::span<std::byte>> windows,
+                       const iso::options& opts, const std::vector<std::span<std::byte>>& windows,
                        runtime::waiter_policy waiting)
     : boot_(std::move(boot)),
       nic_(std::move(nic)),

@@ -48,7 +48,7 @@ class node_state {
   // `windows`: every node's memory window, by node id (empty spans where there is none);
   // `waiting`: how the node waits for others (runtime/progress/wait_choice.hpp).
   node_state(std::unique_ptr<runtime::bootstrap> boot, std::unique_ptr<nicfw::engine> nic,
-             const iso::options& opts, std::vector<std::span<std::byte>> windows,
+             const iso::options& opts, const std::vector<std::span<std::byte>>& windows,
              runtime::waiter_policy waiting);
   ~node_state();
 
