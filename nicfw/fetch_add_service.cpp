@@ -21,10 +21,16 @@ constexpr submission_kind kSubmissions[] = {kFetchAddSubmission};
 const service_binding fetch_add_service::kBinding{.packets = kPackets, .submissions = kSubmissions};
 
 absl::Status fetch_add_service::apply(comm::node_id source, const fetch_add_request& request) {
-  std::uint64_t& value = counters_[request.counter];
+  std::uint64_t before = 0;
+  if (request.counter < placed_.size()) {
+    before = placed_[request.counter].fetch_add(request.delta, std::memory_order_acq_rel);
+  } else {
+    std::uint64_t& value = counters_[request.counter];
+    before = value;
+    value += request.delta;
+  }
   const fetch_add_result result{
-      .counter = request.counter, .before = value, .ticket = request.ticket, .tag = request.tag};
-  value += request.delta;
+      .counter = request.counter, .before = before, .ticket = request.ticket, .tag = request.tag};
   const comm::byte_span answer = std::as_bytes(std::span(&result, 1));
   if (source == nic_.self()) {
     nic_.deliver({.kind = kFetchAddResult, .source = source, .payload = answer});

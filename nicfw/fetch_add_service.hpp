@@ -3,7 +3,9 @@
 // for GSB's sequence numbers; Bhoedjang, sections 2.9 and 3.2). A counter is named by the
 // node whose NIC holds it and a 64-bit index there; every counter starts at 0 and wraps
 // like an unsigned 64-bit integer. A request from the counter's own node is answered by
-// its NIC without a packet.
+// its NIC without a packet. Counters may be placed in memory the host shares
+// (place_counters): then hosts on the same host add to them directly, and this NIC adds
+// atomically beside them.
 //
 // The host submits kFetchAddSubmission for the counter's node with a fetch_add_request as
 // payload; its NIC delivers kFetchAddResult with a fetch_add_result: the value before the
@@ -14,7 +16,9 @@
 // receiver made, so their number is bounded by the requests outstanding.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <span>
 
 #include "absl/container/flat_hash_map.h"
 #include "nicfw/service.hpp"
@@ -53,7 +57,12 @@ class fetch_add_service final : public nic_service {
                                        comm::byte_span body) override;
   [[nodiscard]] absl::Status on_submission(const submission& s, bool& taken) override;
 
-  // The counters this NIC holds (for tests and status).
+  // Counters 0..slots.size()-1 held here live in `slots` (zeroed memory that outlives the
+  // NIC) instead of the NIC's own memory, so that hosts that map them can add with a CPU
+  // atomic beside this NIC. Call before the NIC starts.
+  void place_counters(std::span<std::atomic<std::uint64_t>> slots) { placed_ = slots; }
+
+  // The counters this NIC holds in its own memory (for tests and status).
   [[nodiscard]] std::size_t counters() const { return counters_.size(); }
 
  private:
@@ -61,6 +70,7 @@ class fetch_add_service final : public nic_service {
   [[nodiscard]] absl::Status apply(comm::node_id source, const fetch_add_request& request);
 
   nic_context& nic_;
+  std::span<std::atomic<std::uint64_t>> placed_;
   absl::flat_hash_map<std::uint64_t, std::uint64_t> counters_;
 };
 

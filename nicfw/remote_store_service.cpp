@@ -58,7 +58,10 @@ absl::Status remote_store_service::apply_put(comm::node_id source, const window_
   std::span<std::byte> memory;
   refusal why;
   const bool fits = data.size() == access.bytes && find(access, memory, why);
-  if (fits && !data.empty()) std::memcpy(memory.data(), data.data(), data.size());
+  if (fits && !data.empty()) {
+    const window_access_scope scope(window_sync_);
+    std::memcpy(memory.data(), data.data(), data.size());
+  }
   if (source == nic_.self()) {
     if (!fits)
       nic_.deliver({.kind = kRemoteStoreRefused, .source = source, .payload = bytes_of(why)});
@@ -82,7 +85,10 @@ absl::Status remote_store_service::serve_get(comm::node_id source, const window_
   const get_result head{.ticket = access.ticket, .bytes = access.bytes};
   scratch_.resize(sizeof(head) + memory.size());
   std::memcpy(scratch_.data(), &head, sizeof(head));
-  if (!memory.empty()) std::memcpy(scratch_.data() + sizeof(head), memory.data(), memory.size());
+  if (!memory.empty()) {
+    const window_access_scope scope(window_sync_);
+    std::memcpy(scratch_.data() + sizeof(head), memory.data(), memory.size());
+  }
   if (source == nic_.self()) {
     nic_.deliver({.kind = kGetResult, .source = source, .payload = scratch_});
     return absl::OkStatus();

@@ -21,6 +21,7 @@
 // at once, and the answers answer requests their receivers made.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -98,6 +99,15 @@ class remote_store_service final : public nic_service {
   // Puts sent and not yet acknowledged (for tests).
   [[nodiscard]] std::uint64_t unacknowledged() const { return unacknowledged_; }
 
+  // Called by the host (any thread of its process) where the job synchronises without this
+  // NIC, at a barrier: arriving and again after passing. The NIC touches window memory only
+  // between two steps of the same counter, so whatever the NIC wrote into a window before
+  // the host's step happens before the host's accesses after it, and the host's accesses
+  // before it happen before the NIC's later ones. The chain that makes a barrier order a
+  // put runs through other processes (the ack to the origin, its fence, its arrival), and
+  // nothing in that chain is an edge between this NIC and its host; this is.
+  void synchronize_with_host() { window_sync_.fetch_add(1, std::memory_order_acq_rel); }
+
  private:
   // The window's memory, or why `access` does not fit it.
   [[nodiscard]] bool find(const window_access& access, std::span<std::byte>& memory,
@@ -111,7 +121,19 @@ class remote_store_service final : public nic_service {
   // One put of this node was applied at its target (or refused there).
   void acknowledged();
 
+  // Brackets the NIC's accesses to window memory (see synchronize_with_host).
+  struct window_access_scope {
+    explicit window_access_scope(std::atomic<std::uint64_t>& sync) : sync_(sync) {
+      sync_.fetch_add(1, std::memory_order_acq_rel);
+    }
+    ~window_access_scope() { sync_.fetch_add(1, std::memory_order_acq_rel); }
+    window_access_scope(const window_access_scope&) = delete;
+    window_access_scope& operator=(const window_access_scope&) = delete;
+    std::atomic<std::uint64_t>& sync_;
+  };
+
   nic_context& nic_;
+  std::atomic<std::uint64_t> window_sync_{0};
   std::vector<std::span<std::byte>> windows_;  // by window id; empty: not registered
   std::uint64_t unacknowledged_ = 0;
   std::vector<fence_ticket> fences_;  // waiting for unacknowledged_ to reach 0

@@ -98,7 +98,7 @@ void isochron::assign_raw(address a, std::size_t width, std::uint64_t bits) {
 }
 
 void isochron::send(node_id to, handler_id handler, std::span<const std::byte> payload) {
-  if (handler == detail::kQuietHandler) {
+  if (detail::reserved_handler(handler)) {
     throw iso::error(error_code::invalid_argument,
                      absl::StrFormat("handler id %u is reserved for the runtime", handler));
   }

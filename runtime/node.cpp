@@ -14,6 +14,7 @@
 #include "nicfw/multicast_service.hpp"
 #include "nicfw/remote_store_service.hpp"
 #include "runtime/collective_digest.hpp"
+#include "runtime/counters/counter_area.hpp"
 #include "runtime/node_state.hpp"
 
 namespace iso {
@@ -48,13 +49,25 @@ std::span<const std::byte> message::bytes() const {
 
 namespace detail {
 
+namespace {
+
+// The front of every window, which holds the SMM's copies (runtime/counters/counter_area.hpp).
+std::vector<std::span<std::byte>> copies_part(const std::vector<std::span<std::byte>>& windows) {
+  std::vector<std::span<std::byte>> out;
+  out.reserve(windows.size());
+  for (const std::span<std::byte> w : windows) out.push_back(runtime::split_window(w).copies);
+  return out;
+}
+
+}  // namespace
+
 void throw_status(const absl::Status& status) {
   ISO_CHECK(!status.ok()) << "throw_status with an OK status";
   throw iso::error(static_cast<error_code>(status.code()), std::string(status.message()));
 }
 
 node_state::node_state(std::unique_ptr<runtime::bootstrap> boot, std::unique_ptr<nicfw::engine> nic,
-                       const iso::options& opts, std::vector<std::span<std::byte>> windows,
+                       const iso::options& opts, const std::vector<std::span<std::byte>>& windows,
                        runtime::waiter_policy waiting)
     : boot_(std::move(boot)),
       nic_(std::move(nic)),
@@ -67,15 +80,22 @@ node_state::node_state(std::unique_ptr<runtime::bootstrap> boot, std::unique_ptr
                                 .trace = opts.trace,
                                 .credit_timeout = absl::FromChrono(opts.barrier_timeout),
                                 .paranoid = opts.paranoid,
-                                .windows = std::move(windows),
+                                .windows = copies_part(windows),
                                 .direct_reads = opts.direct_reads,
                                 .relaxed = opts.relaxed}),
       counters_(loop_),
       store_(loop_) {
-  nic_->add_service(std::make_unique<nicfw::fetch_add_service>(nic_->context()),
-                    nicfw::fetch_add_service::kBinding);
-  nic_->add_service(std::make_unique<nicfw::remote_store_service>(nic_->context()),
-                    nicfw::remote_store_service::kBinding);
+  // Counters held here live in this node's window when there is one, so that callers on
+  // this host add to them with a CPU atomic; the NIC adds to the same words for the others.
+  for (const std::span<std::byte> w : windows) {
+    counter_areas_.push_back(runtime::split_window(w).counters);
+  }
+  auto counters = std::make_unique<nicfw::fetch_add_service>(nic_->context());
+  if (id() < counter_areas_.size()) counters->place_counters(counter_areas_[id()]);
+  nic_->add_service(std::move(counters), nicfw::fetch_add_service::kBinding);
+  auto store = std::make_unique<nicfw::remote_store_service>(nic_->context());
+  store_service_ = store.get();
+  nic_->add_service(std::move(store), nicfw::remote_store_service::kBinding);
   // Answers of node::fetch_add and node::get land in read slots, so that their handles are
   // reads' handles.
   counters_.set_sink([this](std::uint32_t slot, std::uint64_t before) {
@@ -99,6 +119,7 @@ node_state::node_state(std::unique_ptr<runtime::bootstrap> boot, std::unique_ptr
   const absl::StatusOr<nicfw::tree_shape> shape = nicfw::parse_tree_shape(opts.multicast_tree);
   sequenced_ = std::make_unique<runtime::sequencer_groups>(
       loop_, *multicast_, shape.ok() ? *shape : nicfw::tree_shape::binary);
+  isotach_ordered_ = std::make_unique<runtime::isotach_groups>(smm_, loop_);
   plain_.set_receiver(
       [this](node_id source, std::span<const std::byte> bytes, std::uint64_t record) {
         auto h = std::make_unique<message::holder>();
@@ -232,6 +253,11 @@ absl::StatusOr<std::uint64_t> node_state::allocate(std::uint64_t count, std::uin
 }
 
 absl::Status node_state::rendezvous(std::uint64_t digest, std::string_view call) {
+  // The barrier runs beside the NIC, not through it: what this host did to its windows
+  // before it must happen before what the NIC does to them for others afterwards, and the
+  // puts the NIC applied before must happen before this host's reads afterwards
+  // (iso/window.hpp).
+  store_service_->synchronize_with_host();
   const std::uint64_t ticket = boot_->barrier_arrive(digest);
   const absl::Time deadline = absl::Now() + absl::FromChrono(options_.barrier_timeout);
   absl::Status outcome;
@@ -256,6 +282,7 @@ absl::Status node_state::rendezvous(std::uint64_t digest, std::string_view call)
   });
   if (!waited.ok()) return waited;
   if (!outcome.ok()) return outcome;
+  store_service_->synchronize_with_host();
   std::string differing;
   for (node_id n = 0; n < count(); ++n) {
     if (boot_->barrier_digest(n, ticket) != digest) absl::StrAppendFormat(&differing, " %u", n);
@@ -493,7 +520,7 @@ const std::vector<trace_event>& node::trace() const { return state_->smm().trace
 
 void node::set_handler(handler_id id,
                        std::function<void(node_id source, std::span<const std::byte>)> fn) {
-  if (id == detail::kQuietHandler) {
+  if (detail::reserved_handler(id)) {
     throw iso::error(error_code::invalid_argument,
                      absl::StrFormat("handler id %u is reserved for the runtime", id));
   }

@@ -3,6 +3,7 @@
 // the plain messages it has received but not yet handed out.
 #pragma once
 
+#include <atomic>
 #include <deque>
 #include <memory>
 #include <utility>
@@ -17,15 +18,25 @@
 #include "runtime/counters/fetch_add_client.hpp"
 #include "runtime/messages/plain_messages.hpp"
 #include "runtime/onesided/remote_store_client.hpp"
+#include "runtime/ordered/isotach_groups.hpp"
 #include "runtime/ordered/sequencer_groups.hpp"
 #include "runtime/progress/event_loop.hpp"
 #include "runtime/smm/shared_memory_manager.hpp"
+
+namespace iso::nicfw {
+class remote_store_service;
+}  // namespace iso::nicfw
 
 namespace iso::detail {
 
 // The handler id of node::quiet's fences, reserved for the runtime: a fence's payload names
 // the read slot its issuer waits on, and the handler answers there.
 inline constexpr handler_id kQuietHandler = 0xffffffffu;
+// Handler ids the runtime keeps for itself: node::quiet's, and ordered groups' batches
+// (runtime::kOrderedGroupHandler).
+[[nodiscard]] constexpr bool reserved_handler(handler_id id) {
+  return id == kQuietHandler || id == runtime::kOrderedGroupHandler;
+}
 
 struct window_id_and_size {
   std::uint32_t id = 0;
@@ -37,7 +48,7 @@ class node_state {
   // `windows`: every node's memory window, by node id (empty spans where there is none);
   // `waiting`: how the node waits for others (runtime/progress/wait_choice.hpp).
   node_state(std::unique_ptr<runtime::bootstrap> boot, std::unique_ptr<nicfw::engine> nic,
-             const iso::options& opts, std::vector<std::span<std::byte>> windows,
+             const iso::options& opts, const std::vector<std::span<std::byte>>& windows,
              runtime::waiter_policy waiting);
   ~node_state();
 
@@ -61,6 +72,8 @@ class node_state {
   // job's groups in one order, so ids agree).
   [[nodiscard]] runtime::sequencer_groups& sequenced() { return *sequenced_; }
   [[nodiscard]] nicfw::multicast_service& multicast() { return *multicast_; }
+  // Ordered groups in the isotach order (runtime/ordered/isotach_groups.hpp).
+  [[nodiscard]] runtime::isotach_groups& isotach_ordered() { return *isotach_ordered_; }
   std::uint32_t next_group_id() { return groups_++; }
   [[nodiscard]] nicfw::engine& nic() { return *nic_; }
   [[nodiscard]] std::size_t messages_waiting() const { return inbox_.size(); }
@@ -110,6 +123,16 @@ class node_state {
   // checks the public API makes before anything is sent.
   [[nodiscard]] absl::StatusOr<counter> allocate_counter(node_id holder);
   [[nodiscard]] absl::Status check_counter(const counter& c) const;
+  // The word of a checked counter when this node can add to it with a CPU atomic (its
+  // holder's window is mapped here: the same host); null when only the NIC can.
+  [[nodiscard]] std::atomic<std::uint64_t>* same_host_counter(const counter& c) const {
+    if (!same_host_counters_ || c.holder() >= counter_areas_.size()) return nullptr;
+    const std::span<std::atomic<std::uint64_t>> area = counter_areas_[c.holder()];
+    return c.index() < area.size() ? &area[c.index()] : nullptr;
+  }
+  // Off: every fetch_add goes through the NIC, as from another host (for tests that mix the
+  // two paths on one counter).
+  void set_same_host_counters(bool on) { same_host_counters_ = on; }
   [[nodiscard]] absl::StatusOr<window_id_and_size> register_window(std::size_t bytes);
   [[nodiscard]] absl::Status check_access(const char* call, std::uint32_t window, node_id target,
                                           std::size_t offset, std::size_t bytes) const;
@@ -133,9 +156,15 @@ class node_state {
   runtime::shared_memory_manager smm_;
   runtime::fetch_add_client counters_;
   runtime::remote_store_client store_;
-  std::vector<node_id> counter_holders_;           // by counter index
-  nicfw::multicast_service* multicast_ = nullptr;  // owned by the NIC
+  // Every node's counter area in its window (runtime/counters/counter_area.hpp), by node
+  // id; empty where this process does not map that node's window.
+  std::vector<std::span<std::atomic<std::uint64_t>>> counter_areas_;
+  bool same_host_counters_ = true;
+  std::vector<node_id> counter_holders_;                  // by counter index
+  nicfw::multicast_service* multicast_ = nullptr;         // owned by the NIC
+  nicfw::remote_store_service* store_service_ = nullptr;  // owned by the NIC
   std::unique_ptr<runtime::sequencer_groups> sequenced_;
+  std::unique_ptr<runtime::isotach_groups> isotach_ordered_;
   std::uint32_t groups_ = 0;
   message pop_inbox();
   // Moves a message's bytes out of the NIC's queue into a copy, releasing its record.

@@ -131,6 +131,12 @@ value<std::uint64_t> node::fetch_add(const counter& c, std::uint64_t delta) {
   detail::throw_if_error(state.health());
   runtime::shared_memory_manager& smm = state.smm();
   const runtime::read_slots::ticket t = smm.open_slot(1);
+  if (std::atomic<std::uint64_t>* word = state.same_host_counter(c)) {
+    // The holder's NIC adds to the same word for callers elsewhere (counter_area.hpp).
+    const std::uint64_t before = word->fetch_add(delta, std::memory_order_acq_rel);
+    smm.read_result(state.id(), t.slot, 0, std::span(&before, 1));
+    return value<std::uint64_t>(detail::read_handle(state.link(), {t.slot, t.generation, 0}));
+  }
   if (absl::Status s = state.counters().fetch_add_to(c.holder(), c.index(), delta, t.slot);
       !s.ok()) {
     const std::uint64_t none = 0;

@@ -24,6 +24,12 @@
 // NIC runs on a thread of its own (options::nic = nic_mode::thread, or auto with cores to
 // spare); with an inline NIC the holder must be in some runtime call, as for reads.
 //
+// Same host: when the holder shares this node's host (processes or threads of one job on
+// one machine, with memory windows: options::direct_reads), the first 512 counters live in
+// the holder's window and fetch_add is one CPU atomic there: its value is ready at once,
+// without the NICs. The holder's NIC adds to the same word for callers on other hosts, so
+// the two paths together still hand out every value exactly once.
+//
 // Errors (iso::error, thrown by the call before anything is sent): invalid_argument for a
 // holder outside the job (allocate_counter, fetch_add), a default-constructed counter, or
 // a counter no allocation made (its index was never allocated, or with another holder).

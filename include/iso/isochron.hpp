@@ -164,6 +164,7 @@ class isochron {
                                             std::span<const std::uint64_t> operands);
 
  private:
+  friend class ordered_group;  // adds its messages to an open isochron
   node& node_;
   bool open_ = true;
 };

@@ -10,6 +10,11 @@
 //     iso::ordered_message m = g.receive();         // flushes first; blocks
 //     apply(m.sender, m.bytes);
 //   }
+//   {                                               // isotach order: atomic with memory
+//     iso::isochron iso(node);
+//     iso.write(version, 7);
+//     g.submit(iso, as_bytes(op));                  // every member sees both or neither
+//   }
 //
 // Construction is collective over the whole job: every node builds the job's groups in
 // the same order with the same members and order (a node outside a group gets an object it
@@ -22,7 +27,13 @@
 //              host is never asked); NICs forward it along per-sender spanning trees
 //              (options.multicast_tree: binary, chain or binomial) and hold it back until
 //              every lower number was delivered. Ordered within the group only.
-//   isotach    not built yet: the constructor throws iso::error (unimplemented).
+//   isotach    a message is an isochronous message to every member (the sender too),
+//              delivered at its isochron's logical time: the group's order is the one
+//              global order of isochrons, so it is ordered against every shared-variable
+//              operation, signal and barrier too, and submit(isochron&, bytes) makes a
+//              message atomic with the isochron's other operations. One NIC record
+//              carries the isochron with a copy for each member, so the group's maximum
+//              message is about the job's maximum divided by the number of members.
 //
 // Small messages are batched: submit() keeps a message in this node's batch for the group
 // until the batch is full, or flush(), receive() or try_receive() is called (or the group
@@ -34,7 +45,9 @@
 // Errors (iso::error): an empty member list, a member that is not a node of the job or
 // appears twice (invalid_argument, naming it), a message larger than max_message_size()
 // (invalid_argument; nothing is sent), submit/receive on a non-member (failed_precondition),
-// and a failed node or job. Thread safety: as its node, one thread at a time.
+// submit(isochron&, ...) on a sequencer-ordered group or with an isochron that is issued or
+// another node's (failed_precondition), and a failed node or job. Thread safety: as its
+// node, one thread at a time.
 #pragma once
 
 #include <cstddef>
@@ -48,6 +61,8 @@
 #include "iso/options.hpp"
 
 namespace iso {
+
+class isochron;
 
 struct ordered_message {
   node_id sender = 0;
@@ -72,7 +87,15 @@ class ordered_group {
   [[nodiscard]] std::size_t max_message_size() const;
 
   // Adds `bytes` to the group's order, after every message this node submitted before.
+  // Not inside an open isochron (failed_precondition): use the form below.
   void submit(std::span<const std::byte> bytes);
+  // Isotach order only: adds `bytes` to the open isochron `in` of this node, together with
+  // what this node batched before (which keeps per-sender FIFO). Members receive it at the
+  // isochron's logical time, atomically with its other operations: a member that reads a
+  // variable the isochron wrote sees the message delivered (once it calls receive or
+  // try_receive), and a member that received the message reads the written value. Never
+  // blocks; resource_exhausted (nothing added) when the isochron would grow too large.
+  void submit(isochron& in, std::span<const std::byte> bytes);
   // Sends this node's batch now.
   void flush();
   // The next message in the group's order; waits for it.

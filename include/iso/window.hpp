@@ -26,6 +26,18 @@
 // same bytes, nor a put against the target host's own accesses: that is the program's
 // business (use a fence and a barrier, or isotach memory).
 //
+// Memory model. Window bytes are plain memory, not atomics: the target's NIC writes a put
+// into it (and reads it for a get) while the target's host runs. A put happens before the
+// target host's accesses, so that they see its bytes whole, once the origin called fence()
+// after the put and then signalled the target: node::send (received there), an isochron
+// the target executes (a write it reads, an isochronous message), or a barrier both pass.
+// The same signals order the other way: what a host wrote into its own window before
+// signalling is what a later get or put of the signalled node sees or overwrites. The
+// runtime gives each of these signals a happens-before edge in the C++ sense, including
+// the barrier, which passes beside the NICs (tools such as ThreadSanitizer check them).
+// Without such a signal, a host that reads bytes a put may be writing, or writes bytes a
+// get may be reading, has a data race: it may see bytes of neither version or of both.
+//
 // get(w, target, offset, size) returns a remote_bytes handle whose get() blocks until the
 // bytes are here. A put or get may be up to node::max_message_size() bytes (about 2 MiB);
 // larger ones travel as several transport packets and arrive whole. Either may target this

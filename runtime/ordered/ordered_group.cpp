@@ -1,13 +1,15 @@
 // iso::ordered_group (include/iso/ordered_group.hpp): validation, the collective
-// construction, batching, and the sequencer order over runtime/ordered/sequencer_groups.
+// construction, batching, and the two orders: sequencer over runtime/ordered/sequencer_groups,
+// isotach over runtime/ordered/isotach_groups.
 #include "iso/ordered_group.hpp"
 
 #include <algorithm>
-#include <cstring>
 
 #include "absl/strings/str_format.h"
+#include "iso/isochron.hpp"
 #include "runtime/collective_digest.hpp"
 #include "runtime/node_state.hpp"
+#include "runtime/ordered/batch_framing.hpp"
 
 namespace iso {
 namespace {
@@ -25,6 +27,7 @@ struct ordered_group::impl {
   order_kind order = order_kind::sequencer;
   bool member = false;
   std::size_t max_message = 0;
+  std::size_t max_batch = 0;
   std::size_t batch_limit = 0;
   std::vector<std::byte> batch;
 
@@ -37,12 +40,17 @@ struct ordered_group::impl {
   }
   [[nodiscard]] absl::Status flush() {
     if (batch.empty()) return absl::OkStatus();
-    absl::Status s = state->sequenced().send(id, batch);
+    absl::Status s = order == order_kind::isotach ? state->isotach_ordered().send(id, batch)
+                                                  : state->sequenced().send(id, batch);
     batch.clear();
     return s;
   }
+  [[nodiscard]] std::deque<runtime::ordered_delivery>& inbox() {
+    return order == order_kind::isotach ? state->isotach_ordered().inbox(id)
+                                        : state->sequenced().inbox(id);
+  }
   [[nodiscard]] std::optional<ordered_message> pop() {
-    std::deque<runtime::ordered_delivery>& inbox = state->sequenced().inbox(id);
+    std::deque<runtime::ordered_delivery>& inbox = this->inbox();
     if (inbox.empty()) return std::nullopt;
     ordered_message m{.sender = inbox.front().sender, .bytes = std::move(inbox.front().bytes)};
     inbox.pop_front();
@@ -83,18 +91,23 @@ ordered_group::ordered_group(node& n, std::span<const node_id> members, order_ki
   detail::node_state& state = detail::node_state::of(n);
   detail::throw_if_error(state.usable_outside_isochron("ordered_group"));
   impl_->members = detail::value_or_throw(check_members(members, state.count()));
-  if (order == order_kind::isotach) {
-    detail::throw_status(absl::UnimplementedError(
-        "ordered_group: the isotach order is not built yet; use order_kind::sequencer"));
-  }
   impl_->state = &state;
   impl_->order = order;
   impl_->id = state.next_group_id();
   impl_->member = std::binary_search(impl_->members.begin(), impl_->members.end(), state.id());
-  const std::size_t max_batch = state.sequenced().max_batch(impl_->members.size());
+  const std::size_t max_batch = order == order_kind::isotach
+                                    ? state.isotach_ordered().max_batch(impl_->members.size())
+                                    : state.sequenced().max_batch(impl_->members.size());
+  impl_->max_batch = max_batch;
   impl_->batch_limit = std::min(kBatchBytes, max_batch);
-  impl_->max_message = std::min(state.max_message_size(), max_batch - sizeof(std::uint32_t));
-  if (impl_->member) state.sequenced().open(impl_->id, impl_->members);
+  impl_->max_message = std::min(state.max_message_size(), max_batch - runtime::kFrameBytes);
+  if (impl_->member) {
+    if (order == order_kind::isotach) {
+      state.isotach_ordered().open(impl_->id, impl_->members);
+    } else {
+      state.sequenced().open(impl_->id, impl_->members);
+    }
+  }
   const std::uint64_t digest =
       runtime::collective_digest(runtime::collective_digest::kind::ordered_group)
           .add(impl_->id)
@@ -123,18 +136,48 @@ void ordered_group::submit(std::span<const std::byte> bytes) {
         "ordered_group::submit: a message of %u bytes exceeds the group's maximum of %u",
         bytes.size(), impl_->max_message)));
   }
-  const std::size_t framed = sizeof(std::uint32_t) + bytes.size();
+  const std::size_t framed = runtime::kFrameBytes + bytes.size();
   if (!impl_->batch.empty() && impl_->batch.size() + framed > impl_->batch_limit) {
     detail::throw_if_error(impl_->flush());
   }
-  const auto length = static_cast<std::uint32_t>(bytes.size());
-  const std::size_t at = impl_->batch.size();
-  impl_->batch.resize(at + framed);
-  std::memcpy(impl_->batch.data() + at, &length, sizeof(length));
-  if (!bytes.empty()) {
-    std::memcpy(impl_->batch.data() + at + sizeof(length), bytes.data(), bytes.size());
-  }
+  runtime::append_framed(impl_->batch, bytes);
   if (impl_->batch.size() >= impl_->batch_limit) detail::throw_if_error(impl_->flush());
+}
+
+void ordered_group::submit(isochron& in, std::span<const std::byte> bytes) {
+  detail::node_state& state = *impl_->state;
+  if (!impl_->member) detail::throw_if_error(impl_->usable("ordered_group::submit"));
+  if (impl_->order != order_kind::isotach) {
+    detail::throw_status(absl::FailedPreconditionError(absl::StrFormat(
+        "ordered_group::submit into an isochron: group %u has the sequencer order, which is "
+        "outside logical time; only an isotach-ordered group's messages can join an isochron",
+        impl_->id)));
+  }
+  if (&detail::node_state::of(in.node_) != &state || !in.open_) {
+    detail::throw_status(absl::FailedPreconditionError(
+        absl::StrFormat("ordered_group::submit into an isochron on node %u: the isochron is %s",
+                        state.id(), in.open_ ? "another node's" : "already issued")));
+  }
+  detail::throw_if_error(state.health());
+  if (bytes.size() > impl_->max_message) {
+    detail::throw_status(absl::InvalidArgumentError(absl::StrFormat(
+        "ordered_group::submit: a message of %u bytes exceeds the group's maximum of %u",
+        bytes.size(), impl_->max_message)));
+  }
+  runtime::isotach_groups& groups = state.isotach_ordered();
+  // What this node batched before goes first, in this isochron: per-sender FIFO.
+  if (!impl_->batch.empty() &&
+      impl_->batch.size() + runtime::kFrameBytes + bytes.size() > impl_->max_batch) {
+    detail::throw_if_error(groups.add(impl_->id, impl_->batch));
+    impl_->batch.clear();
+  }
+  const std::size_t before = impl_->batch.size();
+  runtime::append_framed(impl_->batch, bytes);
+  if (absl::Status s = groups.add(impl_->id, impl_->batch); !s.ok()) {
+    impl_->batch.resize(before);
+    detail::throw_status(s);
+  }
+  impl_->batch.clear();
 }
 
 void ordered_group::flush() {

@@ -1,7 +1,5 @@
 #include "runtime/ordered/sequencer_groups.hpp"
 
-#include <cstring>
-
 #include "absl/strings/str_format.h"
 
 namespace iso::runtime {
@@ -59,22 +57,8 @@ void sequencer_groups::on_delivery(const nicfw::delivery& d) {
                         d.source, d.sequence)));
     return;
   }
-  std::deque<ordered_delivery>& inbox = it->second.inbox;
-  std::size_t at = 0;
-  while (at < d.payload.size()) {
-    std::uint32_t length = 0;
-    if (d.payload.size() - at < sizeof(length)) break;
-    std::memcpy(&length, d.payload.data() + at, sizeof(length));
-    at += sizeof(length);
-    if (d.payload.size() - at < length) break;
-    const std::byte* begin = d.payload.data() + at;
-    inbox.push_back({.sender = d.source, .bytes = {begin, begin + length}});
-    at += length;
-  }
-  if (at != d.payload.size()) {
-    loop_.fail(absl::InvalidArgumentError(absl::StrFormat(
-        "ordered batch of %u bytes from node %u for group %u is malformed at byte %u",
-        d.payload.size(), d.source, d.sequence, at)));
+  if (absl::Status s = unpack_batch(d.source, d.sequence, d.payload, it->second.inbox); !s.ok()) {
+    loop_.fail(std::move(s));
   }
 }
 

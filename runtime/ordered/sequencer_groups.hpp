@@ -19,15 +19,10 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "nicfw/multicast_service.hpp"
+#include "runtime/ordered/batch_framing.hpp"
 #include "runtime/progress/event_loop.hpp"
 
 namespace iso::runtime {
-
-// One message as a member received it.
-struct ordered_delivery {
-  comm::node_id sender = 0;
-  std::vector<std::byte> bytes;
-};
 
 class sequencer_groups final : public delivery_unit {
  public:

@@ -191,39 +191,55 @@ absl::Status isochron_builder::add(op_code code, std::uint8_t width, std::uint64
 
 absl::Status isochron_builder::add_message(node_id to, op_code code, std::uint32_t handler,
                                            std::span<const std::byte> payload) {
-  if (to >= streams_.size()) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("message to node %u: the job has nodes 0..%u", to, streams_.size() - 1));
+  return add_message(std::span(&to, 1), code, handler, payload);
+}
+
+absl::Status isochron_builder::add_message(std::span<const node_id> to, op_code code,
+                                           std::uint32_t handler,
+                                           std::span<const std::byte> payload) {
+  for (const node_id n : to) {
+    if (n >= streams_.size()) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("message to node %u: the job has nodes 0..%u", n, streams_.size() - 1));
+    }
   }
   if (payload.size() > limits_.message_bytes || payload.size() > 0xffffffffu) {
-    return absl::OutOfRangeError(absl::StrFormat(
-        "message of %u bytes to node %u exceeds the largest message, %u bytes", payload.size(), to,
-        std::min<std::size_t>(limits_.message_bytes, 0xffffffffu)));
+    return absl::OutOfRangeError(
+        absl::StrFormat("message of %u bytes to node %u exceeds the largest message, %u bytes",
+                        payload.size(), to.empty() ? self_ : to.front(),
+                        std::min<std::size_t>(limits_.message_bytes, 0xffffffffu)));
   }
   if (next_index_ == 0xffff) {
     return absl::ResourceExhaustedError("an isochron holds at most 65535 operations");
   }
+  if (to.empty()) return absl::OkStatus();
   ++projection_;
   projected_bytes_ = 0;
   projected_parts_ = 0;
   const std::size_t padded = (payload.size() + 7) & ~std::size_t{7};
-  project(to, sizeof(op_header) + padded);
-  if (absl::Status s = check_projection(
-          absl::StrFormat("a message of %u bytes to node %u", payload.size(), to).c_str());
-      !s.ok()) {
+  for (const node_id n : to) project(n, sizeof(op_header) + padded);
+  const std::string what =
+      to.size() == 1
+          ? absl::StrFormat("a message of %u bytes to node %u", payload.size(), to.front())
+          : absl::StrFormat("a message of %u bytes to %u nodes", payload.size(), to.size());
+  if (absl::Status s = check_projection(what.c_str()); !s.ok()) {
     return s;
   }
   bytes_ += projected_bytes_;
   reads_only_ = false;
-  if (to == self_ && code == op_code::queued) queued_to_self_ += payload.size();
-  byte_buffer& s = stream_for(to);
-  op_writer out(s);
-  out.put(op_header{.code = code,
-                    .width = 0,
-                    .index = next_index_++,
-                    .count = static_cast<std::uint32_t>(payload.size()),
-                    .address = handler});
-  out.put_bytes(payload);
+  // One operation: the same index at every destination, as a write to a copyset.
+  const std::uint16_t index = next_index_++;
+  for (const node_id n : to) {
+    if (n == self_ && code == op_code::queued) queued_to_self_ += payload.size();
+    byte_buffer& s = stream_for(n);
+    op_writer out(s);
+    out.put(op_header{.code = code,
+                      .width = 0,
+                      .index = index,
+                      .count = static_cast<std::uint32_t>(payload.size()),
+                      .address = handler});
+    out.put_bytes(payload);
+  }
   return absl::OkStatus();
 }
 

@@ -48,6 +48,10 @@ class isochron_builder {
   // OutOfRange: a payload above limits.message_bytes; ResourceExhausted as for add().
   [[nodiscard]] absl::Status add_message(node_id to, op_code code, std::uint32_t handler,
                                          std::span<const std::byte> payload);
+  // The same message to each node of `to` (distinct), as one operation: all of it or, on
+  // an error, nothing.
+  [[nodiscard]] absl::Status add_message(std::span<const node_id> to, op_code code,
+                                         std::uint32_t handler, std::span<const std::byte> payload);
   // A signal or barrier arrival on `channel`, to every node (this one included).
   [[nodiscard]] absl::Status add_group(op_code code, std::uint32_t channel, std::uint8_t mode,
                                        std::uint64_t instance);

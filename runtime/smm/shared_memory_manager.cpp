@@ -197,6 +197,16 @@ absl::Status shared_memory_manager::message(node_id to, std::uint32_t handler,
   return builder_.add_message(to, op_code::message, handler, payload);
 }
 
+absl::Status shared_memory_manager::message(std::span<const node_id> to, std::uint32_t handler,
+                                            std::span<const std::byte> payload) {
+  if (absl::Status s = open_for("message"); !s.ok()) return s;
+  if (!handlers_.contains(handler)) {
+    return absl::NotFoundError(absl::StrFormat(
+        "no handler is registered under id %u (register it on every node first)", handler));
+  }
+  return builder_.add_message(to, op_code::message, handler, payload);
+}
+
 absl::Status shared_memory_manager::queued_message(node_id to, std::span<const std::byte> payload) {
   if (absl::Status s = open_for("message"); !s.ok()) return s;
   return builder_.add_message(to, op_code::queued, 0, payload);

@@ -94,6 +94,10 @@ class shared_memory_manager final : public execution_sink, public delivery_unit 
   // on every node).
   [[nodiscard]] absl::Status message(node_id to, std::uint32_t handler,
                                      std::span<const std::byte> payload);
+  // The same message for handler `handler` at each node of `to` (distinct), as one
+  // operation: added whole or not at all.
+  [[nodiscard]] absl::Status message(std::span<const node_id> to, std::uint32_t handler,
+                                     std::span<const std::byte> payload);
   // A message for `to`'s isotach receive queue.
   [[nodiscard]] absl::Status queued_message(node_id to, std::span<const std::byte> payload);
   // A signal on `channel` to every node. InvalidArgument for a bad channel.

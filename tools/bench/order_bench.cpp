@@ -1,19 +1,29 @@
-// order-bench: the NIC services that ordered broadcast builds on, beside their closest
-// OpenSHMEM operations measured in the same run (2 processes on this host; node 0 measures
-// while node 1 serves, as the OpenSHMEM peer's PE 0 does against PE 1).
+// order-bench: ordered messages (iso::ordered_group) in both orders beside MPI_Bcast, and
+// the NIC services that ordered broadcast builds on beside their closest OpenSHMEM
+// operations, each measured in the same run as its peer.
 //
 // Sections (each a function pair below; --only picks some, all run by default):
-//   fetch_add  node.fetch_add on a NIC counter held by node 1, the answer back, beside
-//              shmem_atomic_fetch_add.
+//   ordered    latency of one ordered message (64 B) to the last member, and ordered
+//              messages per second with batching, for the sequencer and the isotach order
+//              (both in one job), on 2, 4 and 8 nodes, beside MPI_Bcast of the same payload
+//              (order-bench-mpi). Jobs above the machine's core count run inproc (one
+//              process, a thread per node), oversubscribed; the table says so.
+//   fetch_add  node.fetch_add on a counter held by node 1, beside shmem_atomic_fetch_add.
+//              On one host that is a CPU atomic in node 1's window (iso/counter.hpp);
+//              ISO_DIRECT_READS=0 (no windows) measures the NIC round trip instead.
 //   put_get    node.put of 8 B to 64 KiB into node 1's window followed by node.fence(),
 //              beside shmem_putmem + shmem_quiet; node.get of the same sizes, beside
 //              shmem_getmem.
+// fetch_add and put_get run 2 processes on this host (node 0 measures while node 1 serves,
+// as the OpenSHMEM peer's PE 0 does against PE 1).
 // Rounds alternate ours and the peer's; each round's worker prints one mean per repetition
 // and figure, and the table shows medians [min-max] over all of them, with ours/peer.
 //
 //   build/bin/order-bench                       # every section
 //   build/bin/order-bench --only=fetch_add      # one section (a comma list for several)
 //   build/bin/order-bench --quick --nic thread  # fewer repetitions; NICs on threads
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -26,6 +36,7 @@
 #include "absl/strings/str_split.h"
 #include "iso/iso.hpp"
 #include "tools/bench/iso_bench_common.hpp"
+#include "tools/bench/order_bench_ordered.hpp"
 
 namespace {
 
@@ -99,7 +110,7 @@ void fetch_add_table(const iso::bench::sample_table& ours, const iso::bench::sam
     auto it = t.find(key);
     return it == t.end() ? std::nullopt : summarize(it->second);
   };
-  iso::bench::print_row("fetch_add, counter on the other NIC", find(ours, "fetch_add_us"),
+  iso::bench::print_row("fetch_add, counter held by node 1", find(ours, "fetch_add_us"),
                         find(peer, "shmem_atomic_fadd_us"));
 }
 
@@ -159,6 +170,98 @@ void put_get_table(const iso::bench::sample_table& ours, const iso::bench::sampl
   }
 }
 
+// ---- ordered ---------------------------------------------------------------------------
+
+constexpr int kOrderedNodes[] = {2, 4, 8};
+
+void ordered_worker(iso::node& node, const run_config& cfg) {
+  const iso::bench::ordered_config oc{.round_trips = cfg.quick ? 50 : 200,
+                                      .messages = cfg.quick ? 20'000 : 200'000};
+  iso::bench::ordered_section(node, oc, iso::order_kind::sequencer);
+  iso::bench::ordered_section(node, oc, iso::order_kind::isotach);
+}
+
+// Whether a job of `nodes` runs inproc: above the core count, where processes would only
+// take turns on the cores anyway.
+bool ordered_inproc(int nodes) { return nodes > static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN)); }
+
+// The MPI_Bcast peer's command for `nodes` ranks, or none when mpirun or the peer is
+// missing (mbm-bench's options: shared memory without the single-copy mechanism).
+std::optional<std::string> ordered_peer_command(const std::string& bin, int nodes, bool quick) {
+  const std::string peer = bin + "/order-bench-mpi";
+  if (::access(peer.c_str(), X_OK) != 0) return std::nullopt;
+  if (std::system("command -v mpirun >/dev/null 2>&1") != 0) return std::nullopt;
+  if (::geteuid() == 0) {
+    // Open MPI refuses to start as root unless told twice that it is meant.
+    ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+    ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+  }
+  return absl::StrFormat(
+      "mpirun -n %d --oversubscribe --mca pml ob1 --mca btl self,vader "
+      "--mca btl_vader_single_copy_mechanism none '%s'%s 2>/dev/null",
+      nodes, peer, quick ? " --quick" : "");
+}
+
+const std::vector<std::string> kOrderedKeys = {"sequencer_lat_us",   "isotach_lat_us",
+                                               "sequencer_thru_mps", "isotach_thru_mps",
+                                               "mpi_bcast_lat_us",   "mpi_bcast_thru_mps"};
+
+// Its own jobs: one per node count and round, alternating with the MPI peer.
+bool ordered_collect(const std::string& bin, const std::string& nic, bool quick, int rounds,
+                     iso::bench::sample_table& ours, iso::bench::sample_table& peer) {
+  for (const int nodes : kOrderedNodes) {
+    const std::string command = absl::StrFormat(
+        "'%s/isorun' -n %d --transport %s -- '%s/order-bench' --worker --only=ordered%s%s", bin,
+        nodes, ordered_inproc(nodes) ? "inproc" : "shm", bin, quick ? " --quick" : "",
+        nic.empty() ? "" : " --nic " + nic);
+    const std::optional<std::string> mpi = ordered_peer_command(bin, nodes, quick);
+    for (int round = 0; round < rounds; ++round) {
+      if (!iso::bench::collect_indexed(command, kOrderedKeys, ours)) {
+        std::fprintf(stderr, "order-bench: our measurement failed (%s)\n", command.c_str());
+        return false;
+      }
+      if (mpi) (void)iso::bench::collect_indexed(*mpi, kOrderedKeys, peer, true);
+    }
+  }
+  return true;
+}
+
+void ordered_table(const iso::bench::sample_table& ours, const iso::bench::sample_table& peer) {
+  using iso::bench::indexed_key;
+  using iso::bench::summarize;
+  auto find = [](const iso::bench::sample_table& t, const std::string& key) {
+    auto it = t.find(key);
+    return it == t.end() ? std::nullopt : summarize(it->second);
+  };
+  const long cores = ::sysconf(_SC_NPROCESSORS_ONLN);
+  const auto where = [&](int nodes) {
+    return ordered_inproc(nodes) ? absl::StrFormat("%d nodes (inproc, %ld cores)", nodes, cores)
+                                 : absl::StrFormat("%d nodes (shm)", nodes);
+  };
+  for (const char* order : {"sequencer", "isotach"}) {
+    std::printf(
+        "\nordered message (64 B) to the last member, %s order, microseconds: "
+        "median [min-max]\n",
+        order);
+    iso::bench::print_header(absl::StrFormat("iso %s", order).c_str(), "MPI_Bcast");
+    for (const int nodes : kOrderedNodes) {
+      iso::bench::print_row(where(nodes),
+                            find(ours, indexed_key(std::string(order) + "_lat_us", nodes)),
+                            find(peer, indexed_key("mpi_bcast_lat_us", nodes)));
+    }
+    std::printf(
+        "\nordered messages (64 B) per second with batching, %s order: "
+        "median [min-max]\n",
+        order);
+    iso::bench::print_header(absl::StrFormat("iso %s", order).c_str(), "MPI_Bcast");
+    for (const int nodes : kOrderedNodes) {
+      iso::bench::print_row(where(nodes),
+                            find(ours, indexed_key(std::string(order) + "_thru_mps", nodes)),
+                            find(peer, indexed_key("mpi_bcast_thru_mps", nodes)));
+    }
+  }
+}
+
 // ---- the sections ------------------------------------------------------------------------
 
 struct section {
@@ -166,9 +269,13 @@ struct section {
   void (*worker)(iso::node&, const run_config&);
   void (*table)(const iso::bench::sample_table& ours, const iso::bench::sample_table& peer);
   bool needs_peer_sizes;  // the OpenSHMEM peer's sized figures (--sizes)
+  // Sections that start jobs of their own (others share one 2-process job per round).
+  bool (*collect)(const std::string& bin, const std::string& nic, bool quick, int rounds,
+                  iso::bench::sample_table& ours, iso::bench::sample_table& peer) = nullptr;
 };
 
 constexpr section kSections[] = {
+    {"ordered", ordered_worker, ordered_table, false, ordered_collect},
     {"fetch_add", fetch_add_worker, fetch_add_table, false},
     {"put_get", put_get_worker, put_get_table, true},
 };
@@ -233,35 +340,48 @@ int main(int argc, char** argv) {
   }
 
   const std::string bin = iso::bench::program_directory();
-  std::string names;
-  for (const section* s : sections) names += (names.empty() ? "" : ",") + std::string(s->name);
-  const std::string command = absl::StrFormat(
-      "'%s/isorun' -n 2 -- '%s/order-bench' --worker --only=%s%s%s", bin, bin, names,
-      args->quick ? " --quick" : "", args->nic.empty() ? "" : " --nic " + args->nic);
-  bool peer_sizes = false;
-  for (const section* s : sections) peer_sizes |= s->needs_peer_sizes;
-  const bool have_peer = iso::bench::shmem_peer_built(bin);
   const int rounds = args->quick ? 1 : 3;
-  std::printf(
-      "order-bench: %s; 2 processes (shm), %d rounds x %d repetitions, alternating with "
-      "the OpenSHMEM peer\n",
-      names.c_str(), rounds, cfg.repetitions);
-  std::fflush(stdout);
   iso::bench::sample_table ours, peer;
-  for (int round = 0; round < rounds; ++round) {
-    if (!iso::bench::collect_indexed(command, kIndexedKeys, ours)) {
-      std::fprintf(stderr, "order-bench: our measurement failed (%s)\n", command.c_str());
-      return 1;
+  std::vector<const section*> shared;  // the sections of the shared 2-process job
+  for (const section* s : sections) {
+    if (s->collect == nullptr) {
+      shared.push_back(s);
+      continue;
     }
-    if (have_peer) {
-      if (peer_sizes) {
-        iso::bench::collect_shmem_peer_sizes(bin, args->quick, peer);
-      } else {
-        iso::bench::collect_shmem_peer(bin, args->quick, peer);
+    std::printf("order-bench: %s; its own jobs, %d rounds each, alternating with its peer\n",
+                s->name, rounds);
+    std::fflush(stdout);
+    if (!s->collect(bin, args->nic, args->quick, rounds, ours, peer)) return 1;
+  }
+  if (!shared.empty()) {
+    std::string names;
+    for (const section* s : shared) names += (names.empty() ? "" : ",") + std::string(s->name);
+    const std::string command = absl::StrFormat(
+        "'%s/isorun' -n 2 -- '%s/order-bench' --worker --only=%s%s%s", bin, bin, names,
+        args->quick ? " --quick" : "", args->nic.empty() ? "" : " --nic " + args->nic);
+    bool peer_sizes = false;
+    for (const section* s : shared) peer_sizes |= s->needs_peer_sizes;
+    const bool have_peer = iso::bench::shmem_peer_built(bin);
+    std::printf(
+        "order-bench: %s; 2 processes (shm), %d rounds x %d repetitions, alternating with "
+        "the OpenSHMEM peer\n",
+        names.c_str(), rounds, cfg.repetitions);
+    std::fflush(stdout);
+    for (int round = 0; round < rounds; ++round) {
+      if (!iso::bench::collect_indexed(command, kIndexedKeys, ours)) {
+        std::fprintf(stderr, "order-bench: our measurement failed (%s)\n", command.c_str());
+        return 1;
+      }
+      if (have_peer) {
+        if (peer_sizes) {
+          iso::bench::collect_shmem_peer_sizes(bin, args->quick, peer);
+        } else {
+          iso::bench::collect_shmem_peer(bin, args->quick, peer);
+        }
       }
     }
+    if (!have_peer) std::printf("(no OpenSHMEM peer built: ours only)\n");
   }
-  if (!have_peer) std::printf("(no OpenSHMEM peer built: ours only)\n");
   for (const section* s : sections) s->table(ours, peer);
   return 0;
 }

@@ -468,6 +468,50 @@ TEST_F(IsochronBuilder, MessageOverTheRecordLimitIsResourceExhausted) {
   EXPECT_THAT(b.remote_destinations(), IsEmpty());
 }
 
+// One message to several nodes is one operation: the same index and payload in every
+// destination's stream (this node's local part too).
+TEST_F(IsochronBuilder, MessageToSeveralNodesIsOneOperationEverywhere) {
+  isochron_builder b(0, kNodes, pages_);
+  b.begin(3);
+  const std::byte first[1]{};
+  ASSERT_TRUE(b.add_message(2, op_code::message, 1, first).ok());
+  const std::vector<std::byte> payload{std::byte{9}, std::byte{8}, std::byte{7}};
+  const node_id to[] = {0, 1, 4};
+  ASSERT_TRUE(b.add_message(to, op_code::message, 77, payload).ok());
+  EXPECT_THAT(b.remote_destinations(), ElementsAre(1u, 2u, 4u));
+  EXPECT_TRUE(b.has_local_part());
+  for (const node_id n : to) {
+    const decoded s = decode(b.stream(n));
+    ASSERT_EQ(s.records.size(), 1u) << "node " << n;
+    EXPECT_EQ(s.records[0].header.index, 1u) << "node " << n;
+    EXPECT_EQ(s.records[0].header.address, 77u);
+    EXPECT_EQ(s.records[0].payload, payload);
+  }
+}
+
+// A message to several nodes that would outgrow the record adds to none of them.
+TEST_F(IsochronBuilder, MessageToSeveralNodesOverTheRecordAddsNothing) {
+  const std::vector<std::byte> payload(40);
+  // Two remote parts of it fit; three do not.
+  constexpr std::size_t kTwo =
+      2 * (sizeof(stream_header) + sizeof(op_header) + 40 + isochron_builder::kPartOverhead);
+  isochron_builder b(0, kNodes, pages_, {.record_bytes = kTwo});
+  b.begin(0);
+  const node_id two[] = {1, 2};
+  EXPECT_TRUE(b.add_message(two, op_code::message, 0, payload).ok());
+  b.begin(1);
+  const node_id three[] = {1, 2, 3};
+  const absl::Status s = b.add_message(three, op_code::message, 0, payload);
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("a message of 40 bytes to 3 nodes"));
+  EXPECT_TRUE(b.empty());
+  EXPECT_THAT(b.remote_destinations(), IsEmpty());
+  const node_id stranger[] = {1, 5};
+  EXPECT_EQ(b.add_message(stranger, op_code::message, 0, payload).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(b.empty());
+}
+
 TEST_F(IsochronBuilder, GroupOperationGoesToEveryNode) {
   isochron_builder b(0, kNodes, pages_);
   b.begin(0);

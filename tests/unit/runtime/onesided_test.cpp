@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "iso/iso.hpp"
+#include "runtime/node_state.hpp"
 #include "tests/support/inproc_job.hpp"
 #include "tests/support/test_support.hpp"
 
@@ -83,8 +84,45 @@ TEST_P(Onesided, EveryCounterValueIsHandedOutOnce) {
   }
 }
 
+// One counter, two paths at once: nodes 0 and 1 add with a CPU atomic in the holder's
+// window (same host: the answer is there at once), nodes 2 and 3 go through the NICs as
+// from another host, and the holder's NIC adds to the same word. Every value is handed out
+// exactly once, and each node's values rise.
+TEST_P(Onesided, SameHostAndNicPathsTogetherHandOutEveryValueOnce) {
+  constexpr int kNodes = 4;
+  constexpr int kEach = 1000;
+  std::mutex mu;
+  std::vector<std::uint64_t> taken;
+  const int status = run_inproc(kNodes, opts(), [&](iso::node& node) {
+    const iso::counter c = node.allocate_counter(1);
+    const bool same_host = node.id() < 2;
+    iso::detail::node_state::of(node).set_same_host_counters(same_host);
+    node.barrier();
+    std::vector<std::uint64_t> mine;
+    std::vector<iso::value<std::uint64_t>> pending;
+    for (int k = 0; k < kEach; ++k) {
+      pending.push_back(node.fetch_add(c, 1));
+      if (same_host) {
+        EXPECT_TRUE(pending.back().ready()) << "node " << node.id() << " went through the NIC";
+      }
+      if (pending.size() == 4 || k == kEach - 1) {
+        for (const iso::value<std::uint64_t>& v : pending) mine.push_back(v.get());
+        pending.clear();
+      }
+    }
+    EXPECT_TRUE(std::is_sorted(mine.begin(), mine.end()));
+    std::lock_guard lock(mu);
+    taken.insert(taken.end(), mine.begin(), mine.end());
+  });
+  ASSERT_EQ(status, 0);
+  std::sort(taken.begin(), taken.end());
+  ASSERT_EQ(taken.size(), std::size_t{kNodes * kEach});
+  for (std::size_t i = 0; i < taken.size(); ++i) ASSERT_EQ(taken[i], i);
+}
+
 // The holder's host sleeps for a second without any runtime call; with its NIC on a thread
-// of its own, the others get every answer meanwhile.
+// of its own, the others (as if on other hosts: through the NICs) get every answer
+// meanwhile.
 TEST(OnesidedThreadNic, CounterAnswersDoNotWaitForTheHoldersHost) {
   constexpr int kNodes = 4;
   constexpr int kEach = 200;
@@ -96,6 +134,7 @@ TEST(OnesidedThreadNic, CounterAnswersDoNotWaitForTheHoldersHost) {
   std::vector<std::uint64_t> taken;
   const int status = run_inproc(kNodes, o, [&](iso::node& node) {
     const iso::counter jobs = node.allocate_counter(0);
+    iso::detail::node_state::of(node).set_same_host_counters(false);
     node.barrier();
     if (node.id() == 0) {
       std::this_thread::sleep_for(std::chrono::seconds(1));  // the scenario: a busy host

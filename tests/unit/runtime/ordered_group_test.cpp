@@ -1,7 +1,8 @@
 // iso::ordered_group through real nodes (inproc jobs, the NIC on its own thread and
-// inline): the Derecho delivery-order check (every member records (sender, index, digest)
-// of what it receives; each sender's messages come in order and every member of a group
-// has the same sequence), bad input, and a member that does not poll under a flood.
+// inline), in both orders (sequencer and isotach): the Derecho delivery-order check (every
+// member records (sender, index, digest) of what it receives; each sender's messages come
+// in order and every member of a group has the same sequence), bad input, a member that
+// does not poll under a flood, and the isotach order's atomicity with shared variables.
 #include "iso/ordered_group.hpp"
 
 #include <gtest/gtest.h>
@@ -10,6 +11,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/time/clock.h"
@@ -101,15 +103,34 @@ std::vector<record> exchange(iso::ordered_group& g, node_id self, std::uint32_t 
   return seq;
 }
 
-class OrderedGroup : public iso::test::nic_mode_test {};
-INSTANTIATE_TEST_SUITE_P(NicModes, OrderedGroup, iso::test::both_nic_modes(),
-                         iso::test::nic_mode_name);
+// Every case runs for both NIC modes and both orders.
+class OrderedGroup : public testing::TestWithParam<std::tuple<iso::nic_mode, iso::order_kind>> {
+ protected:
+  [[nodiscard]] iso::nic_mode mode() const { return std::get<0>(GetParam()); }
+  [[nodiscard]] iso::order_kind order() const { return std::get<1>(GetParam()); }
+  // The case's NIC mode and order, and a barrier timeout that bounds a hung case.
+  [[nodiscard]] iso::options opts() const {
+    iso::options o;
+    o.nic = mode();
+    o.ordering = order();
+    o.barrier_timeout = std::chrono::seconds(60);
+    return o;
+  }
+};
+INSTANTIATE_TEST_SUITE_P(
+    NicModesAndOrders, OrderedGroup,
+    testing::Combine(iso::test::both_nic_modes(),
+                     testing::Values(iso::order_kind::sequencer, iso::order_kind::isotach)),
+    [](const testing::TestParamInfo<OrderedGroup::ParamType>& p) {
+      return std::string(std::get<0>(p.param) == iso::nic_mode::thread ? "Thread" : "Inline") +
+             (std::get<1>(p.param) == iso::order_kind::isotach ? "Isotach" : "Sequencer");
+    });
 
 // The whole job, 2, 5 and 8 nodes, every tree shape, small (batched) messages.
 TEST_P(OrderedGroup, EveryMemberReceivesOneOrderForEveryShapeAndSize) {
   for (const char* shape : {"binary", "chain", "binomial"}) {
     for (int nodes : {2, 5, 8}) {
-      if (GetParam() == iso::nic_mode::thread && nodes == 8) continue;  // 2 cores: inline only
+      if (mode() == iso::nic_mode::thread && nodes == 8) continue;  // 2 cores: inline only
       iso::options o = opts();
       o.multicast_tree = shape;
       recorder rec;
@@ -180,17 +201,26 @@ TEST_P(OrderedGroup, BadInputIsRefusedAndNothingIsSent) {
     const std::vector<node_id> twice = {1, 0, 1};
     auto [dup, dup_text] = code_of([&] { iso::ordered_group g(node, twice); });
     EXPECT_NE(dup_text.find("node 1 twice"), std::string::npos) << dup_text;
-    auto [iso_order, iso_text] = code_of([&] {
-      iso::ordered_group g(node, std::vector<node_id>{0, 1}, iso::order_kind::isotach);
-    });
-    EXPECT_EQ(iso_order, iso::error_code::unimplemented) << iso_text;
 
     const std::vector<node_id> all = {0, 1, 2};
     iso::ordered_group g(node, all);
+    EXPECT_EQ(g.order(), order());
     const std::vector<std::byte> huge(g.max_message_size() + 1);
     auto [over, over_text] = code_of([&] { g.submit(huge); });
     EXPECT_EQ(over, iso::error_code::invalid_argument);
     EXPECT_NE(over_text.find("exceeds"), std::string::npos) << over_text;
+    {
+      iso::isochron in(node);
+      auto [inside, inside_text] = code_of([&] { g.submit(make_message(node.id(), 0, 8)); });
+      EXPECT_EQ(inside, iso::error_code::failed_precondition) << inside_text;
+      auto [into, into_text] = code_of([&] { g.submit(in, huge); });
+      if (order() == iso::order_kind::sequencer) {
+        EXPECT_EQ(into, iso::error_code::failed_precondition) << into_text;
+        EXPECT_NE(into_text.find("sequencer"), std::string::npos) << into_text;
+      } else {
+        EXPECT_EQ(into, iso::error_code::invalid_argument) << into_text;
+      }
+    }
     if (node.id() == 1) g.submit(make_message(1, 0, 16));
     const iso::ordered_message m = g.receive();
     EXPECT_EQ(m.sender, 1u);
@@ -223,7 +253,8 @@ TEST_P(OrderedGroup, ASlowMemberLosesNothingAndBoundsMemory) {
       std::memcpy(&index, m.bytes.data(), 4);
       seq.push_back({m.sender, index, digest(m.bytes)});
     }
-    // Per NIC: the credit window to each peer, and its own window.
+    // Per NIC: the credit window to each peer, and its own window. (The isotach order's
+    // bound is its credits, which the isotach tests check.)
     EXPECT_LE(iso::detail::node_state::of(node).multicast().peak_messages_held(),
               std::size_t{iso::nicfw::multicast_options{}.window} * 4);
     rec.add(0, node.id(), std::move(seq));
@@ -231,6 +262,73 @@ TEST_P(OrderedGroup, ASlowMemberLosesNothingAndBoundsMemory) {
   });
   ASSERT_EQ(status, 0);
   rec.check(0, {0, 1, 2, 3}, {0, 1, 2}, kEach, "flood");
+}
+
+// The isotach order: a message submitted into an isochron beside a write is seen with it,
+// atomically, by every member. Node 0 writes x = k and submits message k in one isochron;
+// every member (node 0 too) checks both ways round: having read x = v, it has message v
+// already (it was filed when the pulse executed, before any later read could run), and
+// having received message k, it reads x >= k. Node 3 is no member and only reads.
+class IsotachOrderedGroup : public iso::test::nic_mode_test {};
+INSTANTIATE_TEST_SUITE_P(NicModes, IsotachOrderedGroup, iso::test::both_nic_modes(),
+                         iso::test::nic_mode_name);
+
+TEST_P(IsotachOrderedGroup, MessageAndWriteInOneIsochronAreSeenAtomically) {
+  constexpr std::uint64_t kMessages = 300;
+  const int status = run_inproc(4, opts(), [&](iso::node& node) {
+    const iso::shared_array<std::uint64_t> x = node.allocate<std::uint64_t>(1);
+    const std::vector<node_id> members = {0, 1, 2};
+    iso::ordered_group g(node, members, iso::order_kind::isotach);
+    node.barrier();
+    if (node.id() == 0) {
+      for (std::uint64_t k = 1; k <= kMessages; ++k) {
+        iso::isochron in(node);
+        in.write(x[0], k);
+        g.submit(in, std::as_bytes(std::span(&k, 1)));
+      }
+    }
+    const auto read_x = [&] {
+      iso::value<std::uint64_t> v = [&] {
+        iso::isochron in(node);
+        return in.read(x[0]);
+      }();
+      return v.get();
+    };
+    if (!g.member()) {
+      std::uint64_t last = 0;
+      while (last < kMessages) {
+        const std::uint64_t v = read_x();
+        EXPECT_GE(v, last) << "x went back";
+        last = v;
+      }
+      node.barrier();
+      return;
+    }
+    std::uint64_t received = 0;
+    const auto take = [&](const iso::ordered_message& m) {
+      std::uint64_t k = 0;
+      ASSERT_EQ(m.bytes.size(), sizeof(k));
+      std::memcpy(&k, m.bytes.data(), sizeof(k));
+      ASSERT_EQ(k, received + 1) << "node " << node.id() << " lost or reordered a message";
+      received = k;
+    };
+    while (received < kMessages) {
+      const std::uint64_t v = read_x();
+      // Filed already: these come out of the inbox without waiting.
+      while (received < v) {
+        std::optional<iso::ordered_message> m = g.try_receive();
+        ASSERT_TRUE(m.has_value())
+            << "node " << node.id() << " read x = " << v << " but has only message " << received;
+        take(*m);
+      }
+      if (received == kMessages) break;
+      take(g.receive());
+      EXPECT_GE(read_x(), received)
+          << "node " << node.id() << " received message " << received << " before the write";
+    }
+    node.barrier();
+  });
+  EXPECT_EQ(status, 0);
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-#include "tools/bench/order_bench_broadcast.hpp"
+#include "tools/bench/order_bench_ordered.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -14,7 +14,7 @@ double micros(clock_type::duration d) {
   return std::chrono::duration<double, std::micro>(d).count();
 }
 
-double latency_us(iso::node& node, iso::ordered_group& g, const broadcast_config& cfg) {
+double latency_us(iso::node& node, iso::ordered_group& g, const ordered_config& cfg) {
   const node_id last = node.count() - 1;
   const std::vector<std::byte> payload(cfg.bytes, std::byte{0x5a});
   std::vector<double> rounds;
@@ -37,7 +37,7 @@ double latency_us(iso::node& node, iso::ordered_group& g, const broadcast_config
   return rounds[rounds.size() / 2];
 }
 
-double throughput_mps(iso::node& node, iso::ordered_group& g, const broadcast_config& cfg) {
+double throughput_mps(iso::node& node, iso::ordered_group& g, const ordered_config& cfg) {
   const std::vector<std::byte> payload(cfg.bytes, std::byte{0x33});
   const std::size_t total = static_cast<std::size_t>(cfg.messages) * node.count();
   node.barrier();
@@ -62,16 +62,17 @@ double throughput_mps(iso::node& node, iso::ordered_group& g, const broadcast_co
 
 }  // namespace
 
-void order_bench_broadcast(iso::node& node, const broadcast_config& cfg) {
+void ordered_section(iso::node& node, const ordered_config& cfg, iso::order_kind order) {
   std::vector<node_id> all(node.count());
   for (node_id i = 0; i < node.count(); ++i) all[i] = i;
-  iso::ordered_group g(node, all, cfg.order);
+  iso::ordered_group g(node, all, order);
   const double lat = latency_us(node, g, cfg);
   const double thru = throughput_mps(node, g, cfg);
   node.barrier();
   if (node.id() == 0) {
-    std::printf("order_lat_us %u %.3f\n", node.count(), lat);
-    std::printf("order_thru_mps %u %.0f\n", node.count(), thru);
+    const char* name = order == iso::order_kind::isotach ? "isotach" : "sequencer";
+    std::printf("%s_lat_us %u %.3f\n", name, node.count(), lat);
+    std::printf("%s_thru_mps %u %.0f\n", name, node.count(), thru);
     std::fflush(stdout);
   }
 }

@@ -1,12 +1,13 @@
-// order-bench-broadcast-mpi: the Open MPI peer of order-bench-broadcast, measured the same
-// way with MPI_Bcast of the same payload:
+// order-bench-mpi: the Open MPI peer of order-bench's ordered-message section, measured
+// the same way with MPI_Bcast of the same payload (64 bytes):
 //   latency     rank 0 broadcasts; the last rank, once it has it, broadcasts one back; half
 //               of rank 0's median round trip.
 //   throughput  every rank in turn broadcasts `messages` payloads (MPI_Bcast is collective:
 //               each call moves one rank's message to all); messages per second at rank 0.
-// Prints mpi_bcast_lat_us <ranks> <us> and mpi_bcast_thru_mps <ranks> <messages/s>.
+// Prints mpi_bcast_lat_us <ranks> <us> and mpi_bcast_thru_mps <ranks> <messages/s>;
+// order-bench runs it (mpirun -n N) beside its own jobs.
 //
-//   mpirun -n 4 build/bin/order-bench-broadcast-mpi [--quick]
+//   mpirun -n 4 build/bin/order-bench-mpi [--quick]
 #include <mpi.h>
 
 #include <algorithm>
