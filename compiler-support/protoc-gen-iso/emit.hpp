@@ -3,9 +3,9 @@
 // and the object types' descriptor tables). The file has passed idl_check.
 #pragma once
 
-#include <string>
-
 #include <google/protobuf/descriptor.h>
+
+#include <string>
 
 #include "compiler-support/protoc-gen-iso/model.hpp"
 
@@ -17,7 +17,8 @@ std::string source_text(const google::protobuf::FileDescriptor* file);
 // Parts, one emitter each.
 std::string struct_declaration(const message_model& m);   // emit_types.cpp
 std::string marshal_definitions(const message_model& m);  // emit_marshal.cpp
-std::string object_type_declaration(const google::protobuf::ServiceDescriptor* s);  // emit_object_type.cpp
+std::string object_type_declaration(
+    const google::protobuf::ServiceDescriptor* s);  // emit_object_type.cpp
 std::string object_type_definition(const google::protobuf::ServiceDescriptor* s);
 
 // A C++ string literal holding `text`.

@@ -16,9 +16,9 @@ std::string check(const std::string& indent, const std::string& call) {
 // A repeated message whose element is all fixed run and exactly as large as its struct can
 // be sent and received as one block, as Orca did for arrays of records.
 struct element_layout {
-  bool flat = false;       // only fixed fields
-  bool has_bool = false;   // a bool among them (the block must be checked before copying)
-  std::size_t size = 0;    // the element's fixed run
+  bool flat = false;      // only fixed fields
+  bool has_bool = false;  // a bool among them (the block must be checked before copying)
+  std::size_t size = 0;   // the element's fixed run
 };
 
 element_layout layout_of(const field_model& f) {
@@ -51,8 +51,9 @@ std::string size_of(const message_model& m) {
         absl::StrAppend(&out, "  size.add_bytes(", v, ".size() * ", f.size, ");\n");
         break;
       case field_shape::repeated_string:
-        absl::StrAppend(&out, "  size.add_lengths(", v, ".size());\n  for (const std::string& e : ",
-                        v, ") size.add_bytes(e.size());\n");
+        absl::StrAppend(&out, "  size.add_lengths(", v,
+                        ".size());\n  for (const std::string& e : ", v,
+                        ") size.add_bytes(e.size());\n");
         break;
       case field_shape::message:
         absl::StrAppend(&out, "  size += iso_gather_size(", v, ");\n");
@@ -129,8 +130,9 @@ std::string gather_of(const message_model& m) {
       case field_shape::repeated_string:
         absl::StrAppend(&out, "  {\n    std::uint64_t* sizes = out.lengths(", v,
                         ".size());\n    for (std::size_t i = 0; i < ", v,
-                        ".size(); ++i) sizes[i] = ", v, "[i].size();\n    for (const std::string& e : ",
-                        v, ") out.add(e.data(), e.size());\n  }\n");
+                        ".size(); ++i) sizes[i] = ", v,
+                        "[i].size();\n    for (const std::string& e : ", v,
+                        ") out.add(e.data(), e.size());\n  }\n");
         break;
       case field_shape::message:
         absl::StrAppend(&out, "  iso_gather(", v, ", out);\n");
@@ -165,8 +167,8 @@ std::string check_bools(const message_model& m, const std::string& at, const std
     if (f.is_bool) {
       absl::StrAppend(&out, indent, "if (std::to_integer<unsigned>(", at, "[", offset,
                       "]) > 1) {\n", indent, "  return in.malformed(",
-                      quoted(f.descriptor->full_name()),
-                      ", \"a bool byte is neither 0 nor 1\");\n", indent, "}\n");
+                      quoted(f.descriptor->full_name()), ", \"a bool byte is neither 0 nor 1\");\n",
+                      indent, "}\n");
     }
     offset += f.size;
   }
@@ -175,13 +177,16 @@ std::string check_bools(const message_model& m, const std::string& at, const std
 
 std::string unmarshal_of(const message_model& m) {
   const std::string& full = m.descriptor->full_name();
-  std::string out = absl::StrCat("::absl::Status iso_unmarshal([[maybe_unused]] ::iso::unmarshal_reader& in, [[maybe_unused]] ",
-                                 m.name, "& out) {\n");
+  std::string out = absl::StrCat(
+      "::absl::Status iso_unmarshal([[maybe_unused]] ::iso::unmarshal_reader& in, "
+      "[[maybe_unused]] ",
+      m.name, "& out) {\n");
   if (m.fixed_size > 0) {
-    absl::StrAppend(&out, "  const std::byte* fixed = nullptr;\n",
-                    check("  ", absl::StrCat("in.take(", m.fixed_size, ", ", quoted(full), ", fixed)")),
-                    check_bools(m, "fixed", "  "), "  std::memcpy(static_cast<void*>(&out), fixed, ",
-                    m.fixed_size, ");\n");
+    absl::StrAppend(
+        &out, "  const std::byte* fixed = nullptr;\n",
+        check("  ", absl::StrCat("in.take(", m.fixed_size, ", ", quoted(full), ", fixed)")),
+        check_bools(m, "fixed", "  "), "  std::memcpy(static_cast<void*>(&out), fixed, ",
+        m.fixed_size, ");\n");
   }
   if (m.length_words > 0) {
     absl::StrAppend(&out, "  const std::byte* block = nullptr;\n",
@@ -196,9 +201,8 @@ std::string unmarshal_of(const message_model& m) {
     const std::string what = quoted(f.descriptor->full_name());
     const std::string n = absl::StrCat("lengths[", word, "]");
     if (f.shape != field_shape::message) ++word;
-    const std::string presence_check =
-        absl::StrCat("  if (", n, " > 1) return in.malformed(", what,
-                     ", \"a presence word is neither 0 nor 1\");\n");
+    const std::string presence_check = absl::StrCat("  if (", n, " > 1) return in.malformed(", what,
+                                                    ", \"a presence word is neither 0 nor 1\");\n");
     switch (f.shape) {
       case field_shape::string:
         out += check("  ", absl::StrCat("in.read_string(", n, ", ", v, ", ", what, ")"));
@@ -214,8 +218,9 @@ std::string unmarshal_of(const message_model& m) {
                         ".reset();\n  } else {\n    const std::byte* at = nullptr;\n",
                         check("    ", absl::StrCat("in.take(", f.size, ", ", what, ", at)")));
         if (f.cpp_type == "bool") {
-          absl::StrAppend(&out, "    if (std::to_integer<unsigned>(at[0]) > 1) {\n      return in.malformed(",
-                          what, ", \"a bool byte is neither 0 nor 1\");\n    }\n");
+          absl::StrAppend(
+              &out, "    if (std::to_integer<unsigned>(at[0]) > 1) {\n      return in.malformed(",
+              what, ", \"a bool byte is neither 0 nor 1\");\n    }\n");
         }
         absl::StrAppend(&out, "    std::memcpy(&", v, ".emplace(), at, ", f.size, ");\n  }\n");
         break;
@@ -224,22 +229,22 @@ std::string unmarshal_of(const message_model& m) {
         out += check("  ", absl::StrCat("in.read_vector(", n, ", ", v, ", ", what, ")"));
         break;
       case field_shape::repeated_string:
-        absl::StrAppend(&out, "  {\n    const std::byte* sizes = nullptr;\n",
-                        check("    ", absl::StrCat("in.take_array(", n, ", 8, ", what, ", sizes)")),
-                        "    ", v, ".resize(", n, ");\n    for (std::size_t i = 0; i < ", v,
-                        ".size(); ++i) {\n      std::uint64_t size = 0;\n"
-                        "      std::memcpy(&size, sizes + i * 8, 8);\n",
-                        check("      ", absl::StrCat("in.read_string(size, ", v, "[i], ", what, ")")),
-                        "    }\n  }\n");
+        absl::StrAppend(
+            &out, "  {\n    const std::byte* sizes = nullptr;\n",
+            check("    ", absl::StrCat("in.take_array(", n, ", 8, ", what, ", sizes)")), "    ", v,
+            ".resize(", n, ");\n    for (std::size_t i = 0; i < ", v,
+            ".size(); ++i) {\n      std::uint64_t size = 0;\n"
+            "      std::memcpy(&size, sizes + i * 8, 8);\n",
+            check("      ", absl::StrCat("in.read_string(size, ", v, "[i], ", what, ")")),
+            "    }\n  }\n");
         break;
       case field_shape::message:
         out += check("  ", absl::StrCat("iso_unmarshal(in, ", v, ")"));
         break;
       case field_shape::optional_message:
-        absl::StrAppend(&out, presence_check, "  if (", n, " == 0) {\n    ", v,
-                        ".reset();\n  } else {\n",
-                        check("    ", absl::StrCat("iso_unmarshal(in, ", v, ".emplace())")),
-                        "  }\n");
+        absl::StrAppend(
+            &out, presence_check, "  if (", n, " == 0) {\n    ", v, ".reset();\n  } else {\n",
+            check("    ", absl::StrCat("iso_unmarshal(in, ", v, ".emplace())")), "  }\n");
         break;
       case field_shape::repeated_message: {
         element_layout l = layout_of(f);
@@ -249,9 +254,10 @@ std::string unmarshal_of(const message_model& m) {
             "  ", v, ".resize(", n, ");\n  for (auto& e : ", v, ") {\n",
             check("    ", "iso_unmarshal(in, e)"), "  }\n");
         if (l.flat && !l.has_bool) {
-          absl::StrAppend(&out, "  if constexpr (sizeof(", f.cpp_type, ") == ", l.size, ") {\n",
-                          check("    ", absl::StrCat("in.read_vector(", n, ", ", v, ", ", what, ")")),
-                          "  } else {\n", loop, "  }\n");
+          absl::StrAppend(
+              &out, "  if constexpr (sizeof(", f.cpp_type, ") == ", l.size, ") {\n",
+              check("    ", absl::StrCat("in.read_vector(", n, ", ", v, ", ", what, ")")),
+              "  } else {\n", loop, "  }\n");
         } else {
           out += loop;
         }

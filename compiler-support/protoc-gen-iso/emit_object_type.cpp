@@ -46,9 +46,9 @@ std::string string_table(std::string& out, const std::string& name,
 std::string object_type_declaration(const gp::ServiceDescriptor* s) {
   if (!s->options().HasExtension(iso::object)) return "";
   const gp::Descriptor* state = state_message(s);
-  std::string out = absl::StrCat("// Object type ", s->full_name(), ": the state is ",
-                                 state->full_name(), ".\nstruct ", s->name(),
-                                 " {\n  using state = ", qualified_name(state), ";\n");
+  std::string out =
+      absl::StrCat("// Object type ", s->full_name(), ": the state is ", state->full_name(),
+                   ".\nstruct ", s->name(), " {\n  using state = ", qualified_name(state), ";\n");
   for (int i = 0; i < s->method_count(); ++i) {
     const gp::MethodDescriptor* m = s->method(i);
     const iso::OperationOptions& op = m->options().GetExtension(iso::operation);
@@ -86,8 +86,8 @@ std::string object_type_definition(const gp::ServiceDescriptor* s) {
                         ", .writes = ", writes, "},\n");
       }
       guards = absl::StrCat(prefix, m->name(), "_guards");
-      absl::StrAppend(&tables, "constexpr ::iso::guard_alternative_descriptor ", guards,
-                      "[] = {\n", alternatives, "};\n");
+      absl::StrAppend(&tables, "constexpr ::iso::guard_alternative_descriptor ", guards, "[] = {\n",
+                      alternatives, "};\n");
     }
     absl::StrAppend(&operations, "    {.id = ", i, ", .name = ", quoted(m->name()),
                     ", .kind = ", kind_of(op), ", .guards = ", guards,
@@ -98,8 +98,8 @@ std::string object_type_definition(const gp::ServiceDescriptor* s) {
   std::string operations_span = "{}";
   if (s->method_count() > 0) {
     operations_span = prefix + "operations";
-    absl::StrAppend(&tables, "constexpr ::iso::operation_descriptor ", operations_span,
-                    "[] = {\n", operations, "};\n");
+    absl::StrAppend(&tables, "constexpr ::iso::operation_descriptor ", operations_span, "[] = {\n",
+                    operations, "};\n");
   }
   absl::StrAppend(&tables, "\n}  // namespace\n\n");
   return absl::StrCat(

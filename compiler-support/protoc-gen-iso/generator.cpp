@@ -1,10 +1,10 @@
 #include "compiler-support/protoc-gen-iso/generator.hpp"
 
+#include <google/protobuf/io/zero_copy_stream.h>
+
 #include <algorithm>
 #include <cstring>
 #include <memory>
-
-#include <google/protobuf/io/zero_copy_stream.h>
 
 #include "absl/strings/str_join.h"
 #include "compiler-support/protoc-gen-iso/emit.hpp"

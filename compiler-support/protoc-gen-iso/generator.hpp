@@ -2,10 +2,10 @@
 // compiler-support/README.md), after idl_check finds nothing wrong with the file.
 #pragma once
 
+#include <google/protobuf/compiler/code_generator.h>
+
 #include <cstdint>
 #include <string>
-
-#include <google/protobuf/compiler/code_generator.h>
 
 namespace iso::codegen {
 

@@ -150,7 +150,8 @@ class checker {
     }
     if (!(op.frequency() >= 0) || !std::isfinite(op.frequency())) {
       problem("rpc", m->full_name(),
-              absl::StrCat("frequency must be a finite number, not negative (it is ", op.frequency(), ")"));
+              absl::StrCat("frequency must be a finite number, not negative (it is ",
+                           op.frequency(), ")"));
     }
     std::set<std::string> names;
     for (const iso::GuardAlternative& g : op.guard()) {

@@ -12,10 +12,10 @@
 // write marked read); and (iso.operation) appears only on rpcs of object types.
 #pragma once
 
+#include <google/protobuf/descriptor.h>
+
 #include <string>
 #include <vector>
-
-#include <google/protobuf/descriptor.h>
 
 namespace iso::codegen {
 

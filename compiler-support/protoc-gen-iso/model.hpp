@@ -4,11 +4,11 @@
 // only, so the wire layout is decided here and in compiler-support/README.md.
 #pragma once
 
+#include <google/protobuf/descriptor.h>
+
 #include <cstddef>
 #include <string>
 #include <vector>
-
-#include <google/protobuf/descriptor.h>
 
 namespace iso::codegen {
 
@@ -27,19 +27,19 @@ enum class field_shape {
 struct field_model {
   const google::protobuf::FieldDescriptor* descriptor = nullptr;
   field_shape shape = field_shape::fixed;
-  std::string member;     // the C++ member name
-  std::string cpp_type;   // the element type: scalar, enum, or struct (qualified)
-  std::size_t size = 0;   // bytes of one scalar element; 0 for strings and messages
-  bool is_bool = false;   // a singular bool, whose wire byte must be 0 or 1
+  std::string member;    // the C++ member name
+  std::string cpp_type;  // the element type: scalar, enum, or struct (qualified)
+  std::size_t size = 0;  // bytes of one scalar element; 0 for strings and messages
+  bool is_bool = false;  // a singular bool, whose wire byte must be 0 or 1
 };
 
 struct message_model {
   const google::protobuf::Descriptor* descriptor = nullptr;
-  std::string name;                  // the struct's name in the file's namespace
-  std::vector<field_model> fixed;    // by size, largest first, then declaration order
-  std::vector<field_model> variable; // declaration order
-  std::size_t fixed_size = 0;        // bytes of the fixed run
-  std::size_t length_words = 0;      // length words in the message's own length block
+  std::string name;                   // the struct's name in the file's namespace
+  std::vector<field_model> fixed;     // by size, largest first, then declaration order
+  std::vector<field_model> variable;  // declaration order
+  std::size_t fixed_size = 0;         // bytes of the fixed run
+  std::size_t length_words = 0;       // length words in the message's own length block
 };
 
 // The C++ namespace of a file's plain types: package "a.b" gives "a::b::plain".

@@ -212,16 +212,16 @@ class unmarshal_reader {
 
   // A malformed value at the current offset: `why` says what is wrong with it.
   [[nodiscard]] absl::Status malformed(std::string_view what, std::string_view why) const {
-    return absl::InvalidArgumentError(
-        absl::StrCat("unmarshal: malformed ", view(what), " before offset ", offset_, ": ", view(why)));
+    return absl::InvalidArgumentError(absl::StrCat("unmarshal: malformed ", view(what),
+                                                   " before offset ", offset_, ": ", view(why)));
   }
 
   // OK when every byte was read; `type` names the value that should have ended here.
   [[nodiscard]] absl::Status finish(std::string_view type) const {
     if (remaining() == 0) return absl::OkStatus();
     return absl::InvalidArgumentError(absl::StrCat("unmarshal: ", remaining(),
-                                                   " bytes left over after ", view(type), " at offset ",
-                                                   offset_, " of ", bytes_.size()));
+                                                   " bytes left over after ", view(type),
+                                                   " at offset ", offset_, " of ", bytes_.size()));
   }
 
  private:
@@ -236,8 +236,8 @@ class unmarshal_reader {
   [[nodiscard]] absl::Status too_many(std::string_view what, std::uint64_t count,
                                       std::size_t size) const {
     return absl::InvalidArgumentError(absl::StrCat(
-        "unmarshal: truncated input: ", view(what), " claims ", count, " elements of at least ", size,
-        " bytes at offset ", offset_, ", only ", remaining(), " bytes left"));
+        "unmarshal: truncated input: ", view(what), " claims ", count, " elements of at least ",
+        size, " bytes at offset ", offset_, ", only ", remaining(), " bytes left"));
   }
 
   std::span<const std::byte> bytes_;

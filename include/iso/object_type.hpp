@@ -44,11 +44,11 @@ struct guard_alternative_descriptor {
 };
 
 struct operation_descriptor {
-  std::uint32_t id = 0;         // the rpc's index in the service, from 0
-  std::string_view name;        // the rpc's name, e.g. "Add"
+  std::uint32_t id = 0;   // the rpc's index in the service, from 0
+  std::string_view name;  // the rpc's name, e.g. "Add"
   operation_kind kind = operation_kind::write;
   std::span<const guard_alternative_descriptor> guards;  // empty: never waits
-  double frequency = 0;         // expected share among the type's calls; 0 when unknown
+  double frequency = 0;            // expected share among the type's calls; 0 when unknown
   std::string_view argument_type;  // full protobuf names of the messages, e.g. "demo.Delta"
   std::string_view result_type;
 };
@@ -57,7 +57,7 @@ struct object_type_descriptor {
   std::string_view name;        // the service's full name, e.g. "demo.CounterObject"
   std::string_view state_type;  // the state message's full name
   placement_hint placement = placement_hint::automatic;
-  double read_write_ratio = 0;  // expected reads per write; 0 when unknown
+  double read_write_ratio = 0;                       // expected reads per write; 0 when unknown
   std::span<const operation_descriptor> operations;  // operations[i].id == i
 };
 

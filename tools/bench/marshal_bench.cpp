@@ -123,8 +123,9 @@ int main(int argc, char** argv) {
   plain::Empty empty;
   pb::Empty empty_pb;
 
-  std::printf("marshal + unmarshal, ns per call: median [min-max] over %d repetitions of %d calls\n",
-              repetitions, iterations);
+  std::printf(
+      "marshal + unmarshal, ns per call: median [min-max] over %d repetitions of %d calls\n",
+      repetitions, iterations);
   std::printf("%-28s %26s %26s %10s\n", "case", "generated", "protobuf", "protobuf/generated");
   // Alternating, so that drift in the machine's load hits both alike.
   std::vector<double> ours;

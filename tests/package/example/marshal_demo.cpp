@@ -19,7 +19,8 @@ int main() {
   }
   std::printf("round trip %s, %zu entries, %zu bytes\n", back == delta ? "equal" : "DIFFERENT",
               list.entries().size(), bytes.size());
-  for (const iso::operation_descriptor& op : example::plain::CounterObject::descriptor().operations) {
+  for (const iso::operation_descriptor& op :
+       example::plain::CounterObject::descriptor().operations) {
     std::printf("operation %u %s %s\n", op.id, std::string(op.name).c_str(),
                 op.kind == iso::operation_kind::read ? "read" : "write");
   }

@@ -3,7 +3,6 @@
 // `optional` included.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-
 #include <sys/wait.h>
 
 #include <array>
@@ -24,22 +23,23 @@ struct protoc_result {
 
 // Writes `text` as demo.proto in a fresh folder and runs protoc with the plugin on it.
 protoc_result run_protoc(const std::string& text) {
-  const fs::path dir = fs::temp_directory_path() /
-                       ("idl_errors_test." + std::to_string(::getpid()) + "." +
-                        testing::UnitTest::GetInstance()->current_test_info()->name());
+  const fs::path dir =
+      fs::temp_directory_path() / ("idl_errors_test." + std::to_string(::getpid()) + "." +
+                                   testing::UnitTest::GetInstance()->current_test_info()->name());
   fs::remove_all(dir);
   fs::create_directories(dir / "out");
   std::ofstream(dir / "demo.proto") << text;
-  const std::string command = std::string(ISO_PROTOC) + " --plugin=protoc-gen-iso=" +
-                              ISO_PROTOC_GEN_ISO + " --iso_out=" + (dir / "out").string() +
-                              " -I " + ISO_IDL_IMPORT_DIR + " -I " + dir.string() + " " +
-                              (dir / "demo.proto").string() + " 2>&1";
+  const std::string command = std::string(ISO_PROTOC) +
+                              " --plugin=protoc-gen-iso=" + ISO_PROTOC_GEN_ISO +
+                              " --iso_out=" + (dir / "out").string() + " -I " + ISO_IDL_IMPORT_DIR +
+                              " -I " + dir.string() + " " + (dir / "demo.proto").string() + " 2>&1";
   protoc_result r;
   FILE* pipe = ::popen(command.c_str(), "r");
   if (pipe == nullptr) return r;
   std::array<char, 4096> buffer{};
   std::size_t n = 0;
-  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) r.output.append(buffer.data(), n);
+  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0)
+    r.output.append(buffer.data(), n);
   const int status = ::pclose(pipe);
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   fs::remove_all(dir);
@@ -227,7 +227,8 @@ service CounterObject {
 }
 
 TEST(IdlErrors, Proto2IsUnsupported) {
-  protoc_result r = run_protoc("syntax = \"proto2\";\npackage demo;\nmessage A { optional int32 x = 1; }\n");
+  protoc_result r =
+      run_protoc("syntax = \"proto2\";\npackage demo;\nmessage A { optional int32 x = 1; }\n");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_THAT(r.output, HasSubstr("demo.proto: file demo.proto: only proto3 files are supported"));
 }

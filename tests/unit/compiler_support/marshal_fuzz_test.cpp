@@ -76,7 +76,8 @@ void for_every_message(F&& f) {
     plain::Scalars{.i64 = 99});
   f(plain::Point{.x = 1, .y = 2}, plain::Point{.x = 99});
   f(plain::Padded{.wide = 1, .narrow = 2}, plain::Padded{.wide = 99});
-  f(plain::Flagged{.value = 1, .on = true, .off = false, .maybe = true}, plain::Flagged{.value = 99});
+  f(plain::Flagged{.value = 1, .on = true, .off = false, .maybe = true},
+    plain::Flagged{.value = 99});
   f(plain::Empty{}, plain::Empty{});
   plain::Everything_Inner inner_sentinel;
   inner_sentinel.label = "sentinel";
