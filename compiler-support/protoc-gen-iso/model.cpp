@@ -198,6 +198,7 @@ std::vector<const gp::Descriptor*> messages_in_declaration_order(const gp::FileD
 
 std::vector<const gp::EnumDescriptor*> enums_of(const gp::FileDescriptor* file) {
   std::vector<const gp::EnumDescriptor*> out;
+  out.reserve(static_cast<std::size_t>(file->enum_type_count()));
   for (int i = 0; i < file->enum_type_count(); ++i) out.push_back(file->enum_type(i));
   for (int i = 0; i < file->message_type_count(); ++i) collect_enums(file->message_type(i), out);
   return out;

@@ -3,6 +3,7 @@
 // from the equivalent protobuf message built from the same values.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -100,9 +101,11 @@ pb::Everything to_proto(const plain::Everything& v) {
 // --- Field-by-field comparison with protobuf's parse ---------------------------------------
 
 // Bitwise, so that -0.0 and infinities are compared exactly.
-template <class F>
-bool same_bits(F a, F b) {
-  return std::memcmp(&a, &b, sizeof a) == 0;
+bool same_bits(float a, float b) {
+  return std::bit_cast<std::uint32_t>(a) == std::bit_cast<std::uint32_t>(b);
+}
+bool same_bits(double a, double b) {
+  return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b);
 }
 
 void expect_same(const plain::Scalars& v, const pb::Scalars& p) {
