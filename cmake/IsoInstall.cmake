@@ -14,11 +14,17 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/iso DESTINATION ${CMAKE_INSTALL_
         FILES_MATCHING PATTERN "*.hpp" PATTERN "*.h")
 install(FILES ${PROJECT_BINARY_DIR}/include/iso/version.hpp
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/iso)
+# The IDL compiler: the plugin, iso/options.proto beside the headers, and iso_generate().
+install(TARGETS protoc-gen-iso EXPORT iso-targets RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(FILES ${PROJECT_SOURCE_DIR}/compiler-support/iso/options.proto
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/iso)
+install(FILES ${PROJECT_SOURCE_DIR}/cmake/IsoGenerate.cmake DESTINATION ${ISO_INSTALL_CMAKEDIR})
 install(EXPORT iso-targets NAMESPACE iso:: DESTINATION ${ISO_INSTALL_CMAKEDIR})
 
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/isoConfig.cmake.in
                               ${PROJECT_BINARY_DIR}/isoConfig.cmake
-                              INSTALL_DESTINATION ${ISO_INSTALL_CMAKEDIR})
+                              INSTALL_DESTINATION ${ISO_INSTALL_CMAKEDIR}
+                              PATH_VARS CMAKE_INSTALL_INCLUDEDIR)
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/isoConfigVersion.cmake
                                  COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/isoConfig.cmake ${PROJECT_BINARY_DIR}/isoConfigVersion.cmake

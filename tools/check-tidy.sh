@@ -18,8 +18,13 @@ if [ ! -f "$build/compile_commands.json" ]; then
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_EXPORT_COMPILE_COMMANDS=ON \
     >/dev/null
 fi
-# Generated headers must exist before clang-tidy parses the sources that include them.
-cmake --build "$build" --target nicfw/topology.pb.h >/dev/null
+# Generated headers must exist before clang-tidy parses the sources that include them: protoc's
+# (topology, the IDL options, the code generator's references) and protoc-gen-iso's.
+cmake --build "$build" --target nicfw/topology.pb.h compiler-support/iso/options.pb.h \
+  tests/unit/compiler_support/protobuf/kinds.pb.h \
+  tests/unit/compiler_support/iso_generated/iso_test_kinds/kinds.iso.hpp \
+  tools/bench/protobuf/marshal_bench.pb.h \
+  tools/bench/iso_generated/marshal-bench/marshal_bench.iso.hpp >/dev/null
 
 if [ $# -gt 0 ]; then
   files=("$@")

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs the build into a scratch prefix, builds the example projects against it with
-# find_package(iso): the C++ one (example/) and a C-only one with the classic listings
-# (classic/, sources from apps/classic), and runs each as a 3-node job with the installed
-# isorun.
+# find_package(iso): the C++ one (example/, which also runs the installed protoc-gen-iso
+# through iso_generate) and a C-only one with the classic listings (classic/, sources from
+# apps/classic), and runs each as a 3-node job with the installed isorun.
 #   check_package.sh <build-dir> <package-test-dir> <classic-listings-dir>
 set -euo pipefail
 build="$1"
@@ -20,6 +20,12 @@ echo "$out"
 for node in 0 1 2; do
   grep -q "node $node of 3 sees 3" <<<"$out" || { echo "node $node did not report 3"; exit 1; }
 done
+
+# The generated marshaling and descriptor table, from the installed plugin and options.proto.
+out="$("$scratch/example/marshal_demo")"
+echo "$out"
+grep -q "round trip equal, 3 entries, 28 bytes" <<<"$out" || { echo "marshal_demo: bad round trip"; exit 1; }
+grep -q "operation 1 Get read" <<<"$out" || { echo "marshal_demo: no descriptor table"; exit 1; }
 
 # A C-only project: the package must carry what a C link needs (the C++ runtime).
 cmake -S "$tests/classic" -B "$scratch/classic" -G Ninja -DCMAKE_PREFIX_PATH="$scratch/prefix" \
