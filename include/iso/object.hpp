@@ -157,7 +157,7 @@ class object_type {
 struct object_options {
   object_placement placement = object_placement::replicated;
   node_id owner = 0;                // single_copy: the node that keeps the state
-  std::vector<std::byte> initial;  // given to state_functions::create; empty: default
+  std::vector<std::byte> initial = {};  // given to state_functions::create; empty: default
 };
 
 // One resumption of a waiting call, as a replica recorded it (resume_log()).
@@ -203,9 +203,11 @@ class object {
 
   // Test and debug hooks, on this node's replica (single copy: on the owner only, else
   // failed_precondition): the state's bytes (state_functions::save), the number of writes
-  // applied, and the ordered calls resumed from the queue in the order they resumed.
+  // applied, the calls waiting in the object's queue now, and the ordered calls resumed
+  // from the queue in the order they resumed. They do not wait and make no progress.
   [[nodiscard]] std::vector<std::byte> state_bytes() const;
   [[nodiscard]] std::uint64_t writes_applied() const;
+  [[nodiscard]] std::size_t waiting_calls() const;
   [[nodiscard]] std::vector<resumed_call> resume_log() const;
 
  private:
@@ -272,8 +274,21 @@ struct callable_args<R (C::*)(S, A...) const> {
   using result = R;
   using args = std::tuple<std::decay_t<A>...>;
 };
+template <typename R, typename S, typename... A>
+struct callable_args<R (*)(S, A...)> {
+  using result = R;
+  using args = std::tuple<std::decay_t<A>...>;
+};
 template <typename F>
-using lambda_traits = callable_args<decltype(&F::operator())>;
+struct lambda_traits_of {
+  using type = callable_args<decltype(&F::operator())>;
+};
+template <typename R, typename S, typename... A>
+struct lambda_traits_of<R (*)(S, A...)> {
+  using type = callable_args<R (*)(S, A...)>;
+};
+template <typename F>
+using lambda_traits = typename lambda_traits_of<F>::type;
 
 }  // namespace detail
 

@@ -121,6 +121,11 @@ std::uint64_t object::writes_applied() const {
   return detail::value_or_throw(state.objects().writes_applied(id_));
 }
 
+std::size_t object::waiting_calls() const {
+  detail::node_state& state = detail::state_of(link_, id_, "waiting_calls()");
+  return detail::value_or_throw(state.objects().waiting_calls(id_));
+}
+
 std::vector<resumed_call> object::resume_log() const {
   detail::node_state& state = detail::state_of(link_, id_, "resume_log()");
   return detail::value_or_throw(state.objects().resume_log(id_));

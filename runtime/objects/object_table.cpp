@@ -78,7 +78,7 @@ absl::StatusOr<object_id> object_table::create(std::shared_ptr<const object_type
   auto e = std::make_unique<entry>();
   e->id = id;
   e->where = opts.placement;
-  e->owner = opts.placement == object_placement::single_copy ? opts.owner : self_;
+  e->owner = opts.placement == object_placement::single_copy ? opts.owner : 0;
   e->state = state_ptr(nullptr, object_state_deleter{&type->state});
   if (opts.placement == object_placement::replicated || opts.owner == self_) {
     try {
@@ -460,6 +460,12 @@ absl::StatusOr<std::uint64_t> object_table::writes_applied(object_id id) const {
                         describe(id, (*e)->type->name), self_, (*e)->owner));
   }
   return (*e)->writes;
+}
+
+absl::StatusOr<std::size_t> object_table::waiting_calls(object_id id) const {
+  absl::StatusOr<entry*> e = find(id, "waiting_calls");
+  if (!e.ok()) return e.status();
+  return (*e)->queue.size();
 }
 
 absl::StatusOr<std::vector<resumed_call>> object_table::resume_log(object_id id) const {

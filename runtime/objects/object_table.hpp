@@ -70,6 +70,7 @@ class object_table final : public delivery_unit {
 
   [[nodiscard]] absl::StatusOr<std::vector<std::byte>> state_bytes(object_id id) const;
   [[nodiscard]] absl::StatusOr<std::uint64_t> writes_applied(object_id id) const;
+  [[nodiscard]] absl::StatusOr<std::size_t> waiting_calls(object_id id) const;
   [[nodiscard]] absl::StatusOr<std::vector<resumed_call>> resume_log(object_id id) const;
   [[nodiscard]] absl::StatusOr<object_placement> placement_of(object_id id) const;
   [[nodiscard]] absl::StatusOr<const std::string*> type_name(object_id id) const;
