@@ -105,22 +105,22 @@ using decoded_arguments = std::any;
 // One `guard -> body` alternative of an operation.
 struct alternative {
   // True when the body may run now. Empty: always true. Must not change anything.
-  std::function<bool(const void* state, const decoded_arguments& args)> guard;
+  std::function<bool(const void* state, const decoded_arguments& args)> guard = {};
   // Runs the operation, appending its result's bytes to `result`. A read's body gets a state
   // it must leave as it was.
   std::function<void(void* state, const decoded_arguments& args, std::vector<std::byte>& result)>
-      body;
+      body = {};
 };
 
 struct operation {
   operation_id id = 0;
-  std::string name;
+  std::string name = {};
   operation_kind kind = operation_kind::read;
   // Decodes the argument bytes; throws iso::error (invalid_argument) saying what was wrong.
   // Runs on the caller first (so that bad arguments go nowhere), then where the call runs.
-  std::function<decoded_arguments(std::span<const std::byte>)> unmarshal;
+  std::function<decoded_arguments(std::span<const std::byte>)> unmarshal = {};
   // Tried in order; the first whose guard is true runs. At least one.
-  std::vector<alternative> alternatives;
+  std::vector<alternative> alternatives = {};
   // False only for bodies that never throw: then no copy of the state is taken per write.
   bool body_may_throw = true;
 };
