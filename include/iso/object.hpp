@@ -10,7 +10,8 @@
 //   const iso::object_type int_type =
 //       iso::typed_object<std::int64_t>("Int")
 //           .write(kInc, "inc", [](std::int64_t& v, std::int64_t by) { return v += by; })
-//           .read(kAwait, "await", {{[](const std::int64_t& v, std::int64_t want) { return v >= want; },
+//           .read(kAwait, "await", {{[](const std::int64_t& v, std::int64_t want) { return v >=
+//           want; },
 //                                    [](const std::int64_t& v, std::int64_t) { return v; }}})
 //           .type();
 //   iso::object total(node, int_type, {.placement = iso::object_placement::replicated});  // SPMD
@@ -156,7 +157,7 @@ class object_type {
 
 struct object_options {
   object_placement placement = object_placement::replicated;
-  node_id owner = 0;                // single_copy: the node that keeps the state
+  node_id owner = 0;                    // single_copy: the node that keeps the state
   std::vector<std::byte> initial = {};  // given to state_functions::create; empty: default
 };
 
@@ -253,9 +254,7 @@ std::tuple<Args...> unpack_arguments(std::span<const std::byte> bytes) {
   std::tuple<Args...> values;
   std::size_t at = 0;
   std::apply(
-      [&](auto&... v) {
-        ((std::memcpy(&v, bytes.data() + at, sizeof(v)), at += sizeof(v)), ...);
-      },
+      [&](auto&... v) { ((std::memcpy(&v, bytes.data() + at, sizeof(v)), at += sizeof(v)), ...); },
       values);
   return values;
 }

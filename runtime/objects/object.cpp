@@ -18,9 +18,9 @@ void throw_argument_size(std::size_t got, std::size_t want) {
 
 runtime::object_table& node_state::objects() {
   if (!objects_) {
-    objects_ = std::make_unique<runtime::object_table>(
-        loop_, *sequenced_, id(), count(), next_group_id(),
-        runtime::plain_messages::max_message_size(*nic_));
+    objects_ =
+        std::make_unique<runtime::object_table>(loop_, *sequenced_, id(), count(), next_group_id(),
+                                                runtime::plain_messages::max_message_size(*nic_));
     objects_link_ = std::make_shared<object_link>(object_link{.owner = this});
   }
   return *objects_;
@@ -43,19 +43,20 @@ node_state& state_of(const std::shared_ptr<object_link>& link, object_id id, con
 }  // namespace detail
 
 object_type::object_type(std::string name, state_functions state)
-    : impl_(std::make_shared<impl>(impl{.name = std::move(name), .state = std::move(state), .ops = {}})) {
+    : impl_(std::make_shared<impl>(
+          impl{.name = std::move(name), .state = std::move(state), .ops = {}})) {
   if (!impl_->state.create || !impl_->state.destroy || !impl_->state.clone) {
-    throw error(error_code::invalid_argument,
-                absl::StrFormat("object type %s: create, destroy and clone are required",
-                                impl_->name));
+    throw error(
+        error_code::invalid_argument,
+        absl::StrFormat("object type %s: create, destroy and clone are required", impl_->name));
   }
 }
 
 object_type& object_type::add(operation op) {
   auto refuse = [&](const std::string& why) {
-    throw error(error_code::invalid_argument,
-                absl::StrFormat("object type %s, operation %u (%s): %s", impl_->name, op.id,
-                                op.name, why));
+    throw error(
+        error_code::invalid_argument,
+        absl::StrFormat("object type %s, operation %u (%s): %s", impl_->name, op.id, op.name, why));
   };
   if (op.name.empty()) refuse("an operation needs a name");
   if (op.id < impl_->ops.size() && !impl_->ops[op.id].name.empty()) {

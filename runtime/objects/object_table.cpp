@@ -116,9 +116,8 @@ absl::StatusOr<object_table::entry*> object_table::find(object_id id, const char
 
 absl::StatusOr<const operation*> object_table::find_op(const entry& e, operation_id op) const {
   if (op < e.type->ops.size() && !e.type->ops[op].name.empty()) return &e.type->ops[op];
-  return absl::InvalidArgumentError(absl::StrFormat("%s: type %s has no operation %u",
-                                                    describe(e.id, e.type->name), e.type->name,
-                                                    op));
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "%s: type %s has no operation %u", describe(e.id, e.type->name), e.type->name, op));
 }
 
 std::optional<object_table::outcome> object_table::attempt(entry& e, const operation& op,
@@ -148,9 +147,9 @@ std::optional<object_table::outcome> object_table::attempt(entry& e, const opera
       return out;
     }
   } catch (...) {
-    return outcome::failure(absl::AbortedError(absl::StrFormat(
-                       "%s: %s threw: %s", describe(e.id, e.type->name, op), phase,
-                       what_of(std::current_exception()))));
+    return outcome::failure(
+        absl::AbortedError(absl::StrFormat("%s: %s threw: %s", describe(e.id, e.type->name, op),
+                                           phase, what_of(std::current_exception()))));
   }
   return std::nullopt;
 }
@@ -159,11 +158,8 @@ void object_table::execute(entry& e, const operation& op, decoded_arguments args
                            comm::node_id caller, std::uint64_t call, bool logged) {
   std::optional<outcome> out = attempt(e, op, args);
   if (!out) {
-    e.queue.push_back({.op = op.id,
-                       .args = std::move(args),
-                       .caller = caller,
-                       .call = call,
-                       .logged = logged});
+    e.queue.push_back(
+        {.op = op.id, .args = std::move(args), .caller = caller, .call = call, .logged = logged});
     return;
   }
   const bool changed = op.kind == operation_kind::write && out->status.ok();
@@ -185,8 +181,7 @@ void object_table::walk_queue(entry& e) {
       waiting_call w = std::move(*it);
       it = e.queue.erase(it);
       if (w.logged) {
-        e.log.push_back(
-            {.caller = w.caller, .call = w.call, .op = w.op, .after_write = e.writes});
+        e.log.push_back({.caller = w.caller, .call = w.call, .op = w.op, .after_write = e.writes});
       }
       const bool changed = op.kind == operation_kind::write && out->status.ok();
       resume(e, w.caller, w.call, *std::move(out));
@@ -230,8 +225,8 @@ absl::StatusOr<std::vector<std::byte>> object_table::invoke(object_id id, operat
   if (!op_found.ok()) return op_found.status();
   const operation& op = **op_found;
   if (read_path && op.kind == operation_kind::write) {
-    return absl::FailedPreconditionError(absl::StrFormat(
-        "%s is a write; it was called as a read", describe(e.id, e.type->name, op)));
+    return absl::FailedPreconditionError(absl::StrFormat("%s is a write; it was called as a read",
+                                                         describe(e.id, e.type->name, op)));
   }
   // The caller decodes first: arguments that do not decode go nowhere.
   decoded_arguments decoded;
@@ -239,8 +234,7 @@ absl::StatusOr<std::vector<std::byte>> object_table::invoke(object_id id, operat
     decoded = op.unmarshal(args);
   } catch (...) {
     return absl::InvalidArgumentError(absl::StrFormat("%s: arguments of %u bytes: %s",
-                                                      describe(e.id, e.type->name, op),
-                                                      args.size(),
+                                                      describe(e.id, e.type->name, op), args.size(),
                                                       what_of(std::current_exception())));
   }
   const std::uint64_t call = next_call_++;
@@ -274,8 +268,7 @@ absl::StatusOr<std::vector<std::byte>> object_table::invoke(object_id id, operat
       pending_.erase(call);
       return absl::InvalidArgumentError(
           absl::StrFormat("%s: arguments of %u bytes exceed the largest request of %u bytes",
-                          describe(e.id, e.type->name, op), args.size(),
-                          max_direct_ - sizeof(h)));
+                          describe(e.id, e.type->name, op), args.size(), max_direct_ - sizeof(h)));
     }
     outbox_.push_back({.to = e.owner, .bytes = std::move(packet)});
   }
@@ -298,14 +291,14 @@ absl::StatusOr<std::vector<std::byte>> object_table::wait(std::uint64_t call) {
 
 void object_table::apply_ordered(const ordered_delivery& d) {
   const std::optional<wire::write_header> h = wire::header_of<wire::write_header>(d.bytes);
-  absl::StatusOr<entry*> e = h ? find(h->object, "ordered write")
-                               : absl::InvalidArgumentError("ordered write too short");
+  absl::StatusOr<entry*> e =
+      h ? find(h->object, "ordered write") : absl::InvalidArgumentError("ordered write too short");
   absl::StatusOr<const operation*> op =
       e.ok() ? find_op(**e, h->op) : absl::StatusOr<const operation*>(e.status());
   if (!op.ok()) {
-    loop_.fail(absl::InvalidArgumentError(absl::StrFormat(
-        "ordered object write of %u bytes from node %u: %s", d.bytes.size(), d.sender,
-        op.status().message())));
+    loop_.fail(absl::InvalidArgumentError(
+        absl::StrFormat("ordered object write of %u bytes from node %u: %s", d.bytes.size(),
+                        d.sender, op.status().message())));
     return;
   }
   entry& object = **e;
@@ -315,9 +308,9 @@ void object_table::apply_ordered(const ordered_delivery& d) {
   } catch (...) {
     // The caller decoded the same bytes before sending them: every replica fails alike.
     resume(object, d.sender, h->call,
-           outcome::failure(absl::InvalidArgumentError(absl::StrFormat(
-                "%s: arguments: %s", describe(object.id, object.type->name, **op),
-                what_of(std::current_exception())))));
+           outcome::failure(absl::InvalidArgumentError(
+               absl::StrFormat("%s: arguments: %s", describe(object.id, object.type->name, **op),
+                               what_of(std::current_exception())))));
     return;
   }
   execute(object, **op, std::move(args), d.sender, h->call, /*logged=*/true);
@@ -341,9 +334,9 @@ void object_table::serve(request r) {
     args = (*op)->unmarshal(r.args);
   } catch (...) {
     send_reply(r.from, r.call,
-               outcome::failure(absl::InvalidArgumentError(absl::StrFormat(
-                    "%s: arguments: %s", describe((*e)->id, (*e)->type->name, **op),
-                    what_of(std::current_exception())))));
+               outcome::failure(absl::InvalidArgumentError(
+                   absl::StrFormat("%s: arguments: %s", describe((*e)->id, (*e)->type->name, **op),
+                                   what_of(std::current_exception())))));
     return;
   }
   execute(**e, **op, std::move(args), r.from, r.call, /*logged=*/true);
@@ -355,9 +348,9 @@ void object_table::send_reply(comm::node_id to, std::uint64_t call, const outcom
     std::span<const std::byte> body = out.result;
     if (sizeof(h) + body.size() > max_direct_) {
       h.code = static_cast<std::uint8_t>(absl::StatusCode::kOutOfRange);
-      const std::string why = absl::StrFormat(
-          "result of %u bytes exceeds the largest reply of %u bytes", body.size(),
-          max_direct_ - sizeof(h));
+      const std::string why =
+          absl::StrFormat("result of %u bytes exceeds the largest reply of %u bytes", body.size(),
+                          max_direct_ - sizeof(h));
       outbox_.push_back({.to = to, .bytes = wire::frame(h, std::as_bytes(std::span(why)))});
       return;
     }

@@ -48,8 +48,8 @@ class object_table final : public delivery_unit {
   // Registers with `loop`; writes of replicated objects go through `group` of `ordered`,
   // which this opens with every node of the job as members (before any node sends in it:
   // the table is built during the first collective creation, before its rendezvous).
-  object_table(event_loop& loop, sequencer_groups& ordered, comm::node_id self,
-               std::uint32_t nodes, std::uint32_t group, std::size_t max_direct);
+  object_table(event_loop& loop, sequencer_groups& ordered, comm::node_id self, std::uint32_t nodes,
+               std::uint32_t group, std::size_t max_direct);
   object_table(const object_table&) = delete;
   object_table& operator=(const object_table&) = delete;
   ~object_table() override;

@@ -23,7 +23,8 @@ TEST(ObjectJob, EveryNodeIncrementsAndNodeZeroAwaitsTheTotal) {
   constexpr std::int64_t kEach = 100;
   for (object_placement where : {object_placement::replicated, object_placement::single_copy}) {
     iso::object total(node, int_type, {.placement = where, .owner = node.count() - 1});
-    for (std::int64_t i = 0; i < kEach; ++i) total.call<std::int64_t>(int_ops::kInc, std::int64_t{1});
+    for (std::int64_t i = 0; i < kEach; ++i)
+      total.call<std::int64_t>(int_ops::kInc, std::int64_t{1});
     const auto all = static_cast<std::int64_t>(kEach * node.count());
     if (node.id() == 0) {
       EXPECT_EQ(total.read<std::int64_t>(int_ops::kAwait, all), all);

@@ -39,8 +39,7 @@ inline iso::object_type make_int_type() {
             std::vector<std::pair<guard, read_body>>{
                 {[](const std::int64_t& v, std::int64_t want) { return v >= want; },
                  [](const std::int64_t& v, std::int64_t) { return v; }}})
-      .write(kLower, "lower",
-             [](std::int64_t& v, std::int64_t x) { return v = std::min(v, x); })
+      .write(kLower, "lower", [](std::int64_t& v, std::int64_t x) { return v = std::min(v, x); })
       .write(kMix, "mix",
              [](std::int64_t& v, std::int64_t x) {
                v = v * 1000003 + x;  // depends on the order of the writes
@@ -91,16 +90,14 @@ inline iso::object_type make_queue_type() {
       .write(kPut, "put", [](state& s, std::int64_t job) { s.jobs.push_back(job); })
       .write(kClose, "close", [](state& s) { s.closed = true; })
       .write(kGet, "get",
-             std::vector<std::pair<guard, body>>{
-                 {[](const state& s) { return !s.jobs.empty(); },
-                  [](state& s) {
-                    const std::int64_t job = s.jobs.front();
-                    s.jobs.pop_front();
-                    return job;
-                  }},
-                 {[](const state& s) { return s.closed; }, [](state&) -> std::int64_t {
-                    return -1;
-                  }}})
+             std::vector<std::pair<guard, body>>{{[](const state& s) { return !s.jobs.empty(); },
+                                                  [](state& s) {
+                                                    const std::int64_t job = s.jobs.front();
+                                                    s.jobs.pop_front();
+                                                    return job;
+                                                  }},
+                                                 {[](const state& s) { return s.closed; },
+                                                  [](state&) -> std::int64_t { return -1; }}})
       .read(kSize, "size", [](const state& s) { return static_cast<std::int64_t>(s.jobs.size()); })
       .type();
 }

@@ -70,9 +70,8 @@ TEST_P(ObjectMisuse, EveryMisuseIsRefusedNamingObjectAndOperation) {
       iso::isochron iso(node);
       x.call<std::int64_t>(int_ops::kInc, std::int64_t{1});
     });
-    expect_error(error_code::invalid_argument, "caller expects 4", [&] {
-      (void)x.call<std::int32_t>(int_ops::kValue);
-    });
+    expect_error(error_code::invalid_argument, "caller expects 4",
+                 [&] { (void)x.call<std::int32_t>(int_ops::kValue); });
     node.barrier();
     // Nothing was applied, half or whole: one more write from each node lands on 10.
     x.call<std::int64_t>(int_ops::kInc, std::int64_t{1});
@@ -120,19 +119,22 @@ TEST_P(ObjectMisuse, AnObjectUsedAfterItsNodeEndedIsRefused) {
 
 TEST(ObjectTypes, BadDeclarationsAreRefused) {
   iso::object_type t = iso::test::make_int_type();
-  expect_error(error_code::invalid_argument, "object type Int, operation 0 (again): id 0 is "
-                                             "already operation inc",
-               [&] {
-                 t.add({.id = 0,
-                        .name = "again",
-                        .unmarshal = [](std::span<const std::byte>) { return iso::decoded_arguments(); },
-                        .alternatives = {{.guard = {}, .body = [](void*, const iso::decoded_arguments&,
-                                                                  std::vector<std::byte>&) {}}}});
-               });
+  expect_error(
+      error_code::invalid_argument,
+      "object type Int, operation 0 (again): id 0 is "
+      "already operation inc",
+      [&] {
+        t.add({.id = 0,
+               .name = "again",
+               .unmarshal = [](std::span<const std::byte>) { return iso::decoded_arguments(); },
+               .alternatives = {{.guard = {},
+                                 .body = [](void*, const iso::decoded_arguments&,
+                                            std::vector<std::byte>&) {}}}});
+      });
   expect_error(error_code::invalid_argument, "operation 9 (none): no alternative", [&] {
-    t.add({.id = 9,
-           .name = "none",
-           .unmarshal = [](std::span<const std::byte>) { return iso::decoded_arguments(); }});
+    t.add({.id = 9, .name = "none", .unmarshal = [](std::span<const std::byte>) {
+             return iso::decoded_arguments();
+           }});
   });
   EXPECT_EQ(t.find(9), nullptr);
   ASSERT_NE(t.find(int_ops::kAwait), nullptr);
