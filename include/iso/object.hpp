@@ -41,10 +41,15 @@
 // the total order everywhere (resume_log() records it). No thread or stack is held per
 // waiting call: the caller waits in the node's event loop, serving everything else.
 //
-// Creation is collective (SPMD): every node creates the job's objects in one order with
-// the same type name and options, and ids are assigned in that order; the constructor
-// returns once every node created it. Handles are cheap to copy; all copies name the same
-// object. Objects live until their node ends.
+// Creation, two ways. Collective (SPMD, the constructor): every node creates the job's
+// objects in one order with the same type name and options; ids are assigned in that
+// order, and the constructor returns once every node created it. By one node (create()):
+// the creation is a message of the job-wide order, every node makes its replica (or notes
+// the owner) when it applies it, and ids are assigned in the order (from a range of their
+// own, so the two ways never collide); the creator may hand the id to any node, which
+// attach()es to it (as Orca's fork passes objects). For that, every node registers the
+// job's types first (register_object_type, collective). Handles are cheap to copy; all
+// copies name the same object. Objects live until their node ends.
 //
 // Errors (iso::error), each naming the object (id and type name) and the operation:
 //   invalid_argument     an operation id the type does not have; arguments the operation's
@@ -181,6 +186,15 @@ class object {
   // Collective: creates the job's next object of `type` (see the file comment).
   object(node& n, const object_type& type, const object_options& opts);
 
+  // Not collective: creates an object of a registered type (register_object_type) through
+  // the job-wide order and returns once this node has it. Errors: a type not registered
+  // here, initial bytes the state rejects, an owner outside the job (invalid_argument).
+  static object create(node& n, const object_type& type, const object_options& opts);
+  // A handle to object `id` made anywhere in the job (its id was handed over in a message):
+  // waits until this node has applied its creation, for at most options.barrier_timeout
+  // (then deadline_exceeded). invalid_argument for an id no creation can give.
+  static object attach(node& n, object_id id);
+
   [[nodiscard]] object_id id() const { return id_; }
   [[nodiscard]] const std::string& type_name() const;
   [[nodiscard]] object_placement placement() const;
@@ -237,9 +251,19 @@ class object {
   }
   [[noreturn]] void wrong_result_size(operation_id op, std::size_t got, std::size_t want) const;
 
+  object(std::shared_ptr<detail::object_link> link, object_id id)
+      : link_(std::move(link)), id_(id) {}
+
   std::shared_ptr<detail::object_link> link_;
   object_id id_ = 0;
 };
+
+// Collective: makes `type` known on every node under its name, so that objects of it can be
+// created by one node (object::create) and attached to anywhere. Every node registers the
+// job's types in one order; a node that registers another fails the rendezvous. A second
+// registration of the same type is a no-op; another type under a registered name is
+// invalid_argument.
+void register_object_type(node& n, const object_type& type);
 
 namespace detail {
 

@@ -89,6 +89,28 @@ object::object(node& n, const object_type& type, const object_options& opts) {
   detail::throw_if_error(state.rendezvous(table.creation_digest(id_), "object creation"));
 }
 
+object object::create(node& n, const object_type& type, const object_options& opts) {
+  detail::node_state& state = detail::node_state::of(n);
+  detail::throw_if_error(state.usable_outside_isochron("object::create"));
+  const object_id id = detail::value_or_throw(state.objects().create_ordered(type.shared(), opts));
+  return {state.objects_link(), id};
+}
+
+object object::attach(node& n, object_id id) {
+  detail::node_state& state = detail::node_state::of(n);
+  detail::throw_if_error(state.usable_outside_isochron("object::attach"));
+  detail::throw_if_error(
+      state.objects().attach(id, absl::FromChrono(state.options().barrier_timeout)));
+  return {state.objects_link(), id};
+}
+
+void register_object_type(node& n, const object_type& type) {
+  detail::node_state& state = detail::node_state::of(n);
+  detail::throw_if_error(state.usable_outside_isochron("register_object_type"));
+  const std::uint64_t digest = detail::value_or_throw(state.objects().register_type(type.shared()));
+  detail::throw_if_error(state.rendezvous(digest, "register_object_type"));
+}
+
 const std::string& object::type_name() const {
   detail::node_state& state = detail::state_of(link_, id_, "type_name()");
   // The table keeps the type, so the name lives as long as the node.

@@ -67,9 +67,8 @@ object_table::object_table(event_loop& loop, sequencer_groups& ordered, comm::no
 
 object_table::~object_table() = default;
 
-absl::StatusOr<object_id> object_table::create(std::shared_ptr<const object_type::impl> type,
-                                               const object_options& opts) {
-  const object_id id = next_id_;
+absl::StatusOr<std::unique_ptr<object_table::entry>> object_table::make_entry(
+    object_id id, std::shared_ptr<const object_type::impl> type, const object_options& opts) const {
   if (opts.placement == object_placement::single_copy && opts.owner >= nodes_) {
     return absl::InvalidArgumentError(
         absl::StrFormat("%s: owner %u is not a node of the job (nodes 0..%u)",
@@ -89,9 +88,138 @@ absl::StatusOr<object_id> object_table::create(std::shared_ptr<const object_type
     }
   }
   e->type = std::move(type);
-  objects_[id] = std::move(e);
-  ++next_id_;
+  return e;
+}
+
+absl::StatusOr<object_id> object_table::create(std::shared_ptr<const object_type::impl> type,
+                                               const object_options& opts) {
+  absl::StatusOr<std::unique_ptr<entry>> e = make_entry(next_id_, std::move(type), opts);
+  if (!e.ok()) return e.status();
+  const object_id id = next_id_++;
+  objects_[id] = *std::move(e);
   return id;
+}
+
+absl::StatusOr<std::uint64_t> object_table::register_type(
+    std::shared_ptr<const object_type::impl> type) {
+  auto [it, added] = types_.try_emplace(type->name, type);
+  if (!added && it->second != type) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "object type %s: node %u has registered another type under that name", type->name, self_));
+  }
+  collective_digest d(collective_digest::kind::object);
+  d.add(type->ops.size());
+  for (const char c : type->name) d.add(static_cast<std::uint64_t>(c));
+  for (const operation& op : type->ops) {
+    d.add(static_cast<std::uint64_t>(op.kind)).add(op.alternatives.size());
+  }
+  return d.value();
+}
+
+namespace {
+
+// The body of an ordered creation: placement, owner, the type's name, the initial bytes.
+struct create_header {
+  std::uint8_t placement = 0;
+  std::uint8_t reserved[3] = {};
+  std::uint32_t owner = 0;
+  std::uint32_t name_length = 0;
+};
+constexpr operation_id kCreateOp = 0xffffffffu;
+
+}  // namespace
+
+absl::StatusOr<object_id> object_table::create_ordered(
+    std::shared_ptr<const object_type::impl> type, const object_options& opts) {
+  auto known = types_.find(type->name);
+  if (known == types_.end() || known->second != type) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "object creation on node %u: type %s is not registered (register_object_type, on "
+        "every node, before objects of it are created by one node)",
+        self_, type->name));
+  }
+  // The checks every node would make, here first: nothing goes out that would fail there.
+  object_options here = opts;
+  here.placement = object_placement::replicated;  // builds the state, to check the bytes
+  if (absl::Status s = make_entry(next_ordered_id_, type, opts).status(); !s.ok()) return s;
+  if (absl::Status s = make_entry(next_ordered_id_, type, here).status(); !s.ok()) return s;
+  const create_header c{.placement = static_cast<std::uint8_t>(opts.placement),
+                        .owner = opts.owner,
+                        .name_length = static_cast<std::uint32_t>(type->name.size())};
+  std::vector<std::byte> body = wire::frame(c, std::as_bytes(std::span(type->name)));
+  body.insert(body.end(), opts.initial.begin(), opts.initial.end());
+  const std::uint64_t call = next_call_++;
+  pending_[call] = {};
+  if (absl::Status s = send_ordered(kCreateOp, 0, call, body); !s.ok()) {
+    pending_.erase(call);
+    return s;
+  }
+  absl::StatusOr<std::vector<std::byte>> id = wait(call);
+  if (!id.ok()) return id.status();
+  object_id out = 0;
+  std::memcpy(&out, id->data(), sizeof(out));
+  return out;
+}
+
+void object_table::apply_create(const ordered_delivery& d, std::uint64_t call) {
+  const std::span<const std::byte> body = std::span(d.bytes).subspan(sizeof(wire::write_header));
+  const std::optional<create_header> c = wire::header_of<create_header>(body);
+  if (!c || body.size() - sizeof(create_header) < c->name_length) {
+    loop_.fail(absl::InvalidArgumentError(
+        absl::StrFormat("ordered object creation of %u bytes from node %u is malformed",
+                        d.bytes.size(), d.sender)));
+    return;
+  }
+  const std::span<const std::byte> name_bytes = body.subspan(sizeof(create_header), c->name_length);
+  const std::string name(reinterpret_cast<const char*>(name_bytes.data()), name_bytes.size());
+  const object_id id = next_ordered_id_++;
+  auto type = types_.find(name);
+  if (type == types_.end()) {
+    loop_.fail(absl::FailedPreconditionError(absl::StrFormat(
+        "object %u of type %s, created by node %u: the type is not registered on node %u", id, name,
+        d.sender, self_)));
+    return;
+  }
+  const std::span<const std::byte> initial = body.subspan(sizeof(create_header) + c->name_length);
+  absl::StatusOr<std::unique_ptr<entry>> e =
+      make_entry(id, type->second,
+                 {.placement = static_cast<object_placement>(c->placement),
+                  .owner = c->owner,
+                  .initial = {initial.begin(), initial.end()}});
+  if (!e.ok()) {
+    // The creator checked the same: only a node whose state functions disagree gets here.
+    loop_.fail(e.status());
+    return;
+  }
+  objects_[id] = *std::move(e);
+  if (d.sender == self_) {
+    outcome out;
+    out.result.resize(sizeof(id));
+    std::memcpy(out.result.data(), &id, sizeof(id));
+    complete(call, std::move(out));
+  }
+}
+
+absl::Status object_table::attach(object_id id, absl::Duration timeout) {
+  if (id < kOrderedIds) {
+    return find(id, "attach").status();
+  }
+  if (objects_.contains(id)) return absl::OkStatus();
+  const absl::Time deadline = absl::Now() + timeout;
+  bool expired = false;
+  if (absl::Status s = loop_.wait_for([&] {
+        if (objects_.contains(id)) return true;
+        expired = absl::Now() >= deadline;
+        return expired;
+      });
+      !s.ok()) {
+    return s;
+  }
+  if (!expired) return absl::OkStatus();
+  return absl::DeadlineExceededError(absl::StrFormat(
+      "attach on node %u: object %u was not created here within %s (%u objects were created "
+      "through the order so far)",
+      self_, id, absl::FormatDuration(timeout), next_ordered_id_ - kOrderedIds));
 }
 
 std::uint64_t object_table::creation_digest(object_id id) const {
@@ -241,21 +369,12 @@ absl::StatusOr<std::vector<std::byte>> object_table::invoke(object_id id, operat
   pending_[call] = {};
   const bool write = op.kind == operation_kind::write;
   if (e.where == object_placement::replicated && write) {
-    const wire::write_header h{.object = id, .op = op_id, .call = call};
-    std::vector<std::byte> message = wire::frame(h, args);
-    const std::size_t limit = ordered_.max_batch(nodes_) - sizeof(std::uint32_t);
-    if (message.size() > limit) {
+    if (absl::Status s = send_ordered(op_id, id, call, args); !s.ok()) {
       pending_.erase(call);
-      return absl::InvalidArgumentError(
-          absl::StrFormat("%s: arguments of %u bytes exceed the largest write of %u bytes",
-                          describe(e.id, e.type->name, op), args.size(), limit - sizeof(h)));
-    }
-    const auto length = static_cast<std::uint32_t>(message.size());
-    std::vector<std::byte> batch(sizeof(length) + message.size());
-    std::memcpy(batch.data(), &length, sizeof(length));
-    std::memcpy(batch.data() + sizeof(length), message.data(), message.size());
-    if (absl::Status s = ordered_.send(group_, batch); !s.ok()) {
-      pending_.erase(call);
+      if (s.code() == absl::StatusCode::kOutOfRange) {
+        return absl::InvalidArgumentError(
+            absl::StrFormat("%s: %s", describe(e.id, e.type->name, op), s.message()));
+      }
       return s;
     }
   } else if (e.where == object_placement::replicated || e.owner == self_) {
@@ -275,6 +394,22 @@ absl::StatusOr<std::vector<std::byte>> object_table::invoke(object_id id, operat
   return wait(call);
 }
 
+absl::Status object_table::send_ordered(operation_id op, object_id id, std::uint64_t call,
+                                        std::span<const std::byte> body) {
+  const wire::write_header h{.object = id, .op = op, .call = call};
+  std::vector<std::byte> message = wire::frame(h, body);
+  const std::size_t limit = ordered_.max_batch(nodes_) - sizeof(std::uint32_t);
+  if (message.size() > limit) {
+    return absl::OutOfRangeError(absl::StrFormat(
+        "%u bytes exceed the largest ordered write of %u bytes", body.size(), limit - sizeof(h)));
+  }
+  const auto length = static_cast<std::uint32_t>(message.size());
+  std::vector<std::byte> batch(sizeof(length) + message.size());
+  std::memcpy(batch.data(), &length, sizeof(length));
+  std::memcpy(batch.data() + sizeof(length), message.data(), message.size());
+  return ordered_.send(group_, batch);
+}
+
 absl::StatusOr<std::vector<std::byte>> object_table::wait(std::uint64_t call) {
   auto it = pending_.find(call);
   if (!it->second.done) {
@@ -291,6 +426,10 @@ absl::StatusOr<std::vector<std::byte>> object_table::wait(std::uint64_t call) {
 
 void object_table::apply_ordered(const ordered_delivery& d) {
   const std::optional<wire::write_header> h = wire::header_of<wire::write_header>(d.bytes);
+  if (h && h->op == kCreateOp) {
+    apply_create(d, h->call);
+    return;
+  }
   absl::StatusOr<entry*> e =
       h ? find(h->object, "ordered write") : absl::InvalidArgumentError("ordered write too short");
   absl::StatusOr<const operation*> op =

@@ -29,6 +29,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "iso/object.hpp"
 #include "runtime/ordered/sequencer_groups.hpp"
 #include "runtime/progress/event_loop.hpp"
@@ -61,6 +62,17 @@ class object_table final : public delivery_unit {
                                                  const object_options& opts);
   // What every node must agree on about object `id` (for the creation's rendezvous).
   [[nodiscard]] std::uint64_t creation_digest(object_id id) const;
+  // Makes `type` known here by its name (see iso::register_object_type); its digest for the
+  // rendezvous. InvalidArgument for another type under a registered name.
+  [[nodiscard]] absl::StatusOr<std::uint64_t> register_type(
+      std::shared_ptr<const object_type::impl> type);
+  // Creation by this node alone, through the objects order: the new id once this node has
+  // applied it (ids from kOrderedIds up, in the order).
+  [[nodiscard]] absl::StatusOr<object_id> create_ordered(
+      std::shared_ptr<const object_type::impl> type, const object_options& opts);
+  // Waits until object `id` exists here (its creation applied), for at most `timeout`.
+  [[nodiscard]] absl::Status attach(object_id id, absl::Duration timeout);
+  static constexpr object_id kOrderedIds = object_id{1} << 62;
 
   // Runs a call and waits for its result (see iso::object::invoke). `read_path`: the call
   // came through invoke_read().
@@ -125,6 +137,11 @@ class object_table final : public delivery_unit {
     std::vector<std::byte> bytes;
   };
 
+  // A new entry (its replica, or nothing where the single copy is elsewhere).
+  [[nodiscard]] absl::StatusOr<std::unique_ptr<entry>> make_entry(
+      object_id id, std::shared_ptr<const object_type::impl> type,
+      const object_options& opts) const;
+  void apply_create(const ordered_delivery& d, std::uint64_t call);
   [[nodiscard]] absl::StatusOr<entry*> find(object_id id, const char* what) const;
   // The operation, or InvalidArgument naming the object.
   [[nodiscard]] absl::StatusOr<const operation*> find_op(const entry& e, operation_id op) const;
@@ -143,6 +160,9 @@ class object_table final : public delivery_unit {
   void send_reply(comm::node_id to, std::uint64_t call, const outcome& out);
   // Sends what the outbox holds while credits allow; FIFO.
   [[nodiscard]] absl::Status flush_outbox(bool& did_work);
+  // Puts a message (header then `body`) into the objects order. OutOfRange when too large.
+  [[nodiscard]] absl::Status send_ordered(operation_id op, object_id id, std::uint64_t call,
+                                          std::span<const std::byte> body);
   // Waits until `call` completes; its outcome.
   [[nodiscard]] absl::StatusOr<std::vector<std::byte>> wait(std::uint64_t call);
 
@@ -153,7 +173,9 @@ class object_table final : public delivery_unit {
   std::uint32_t group_;
   std::size_t max_direct_;
   std::map<object_id, std::unique_ptr<entry>> objects_;
-  object_id next_id_ = 0;
+  object_id next_id_ = 0;                    // collective creations
+  object_id next_ordered_id_ = kOrderedIds;  // creations through the order
+  std::map<std::string, std::shared_ptr<const object_type::impl>> types_;
   std::uint64_t next_call_ = 1;
   std::map<std::uint64_t, pending_call> pending_;
   std::deque<request> requests_;

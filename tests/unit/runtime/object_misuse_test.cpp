@@ -117,6 +117,22 @@ TEST_P(ObjectMisuse, AnObjectUsedAfterItsNodeEndedIsRefused) {
                [&] { (void)kept->writes_applied(); });
 }
 
+TEST(ObjectMisuseOnce, CreatingAnUnregisteredTypeOrAttachingToNothingIsRefused) {
+  const iso::object_type int_type = iso::test::make_int_type();
+  const int status = run_inproc(2, job_options(), [&](iso::node& node) {
+    expect_error(error_code::invalid_argument, "type Int is not registered", [&] {
+      (void)iso::object::create(node, int_type, {.placement = object_placement::replicated});
+    });
+    expect_error(error_code::invalid_argument, "object 5 does not exist on node",
+                 [&] { (void)iso::object::attach(node, 5); });
+    iso::register_object_type(node, int_type);
+    const iso::object_type other("Int", int_type.state());
+    expect_error(error_code::invalid_argument, "registered another type under that name",
+                 [&] { iso::register_object_type(node, other); });
+  });
+  EXPECT_EQ(status, 0);
+}
+
 TEST(ObjectTypes, BadDeclarationsAreRefused) {
   iso::object_type t = iso::test::make_int_type();
   expect_error(

@@ -74,6 +74,44 @@ TEST_P(Objects, EveryNodeIncrementsAndNodeZeroAwaitsTheTotal) {
   for (std::int64_t v : awaited) EXPECT_EQ(v, kNodes * kEach);
 }
 
+// An object created by one node after the start, handed to the others by message (as
+// Orca's fork passes objects): they attach to it and use it like any other.
+TEST_P(Objects, AnObjectCreatedByOneNodeIsHandedToTheOthers) {
+  constexpr int kNodes = 3;
+  const iso::object_type int_type = iso::test::make_int_type();
+  std::mutex mu;
+  std::vector<std::int64_t> seen(kNodes, -1);
+  const int status = run_inproc(kNodes, job_options(), [&](iso::node& node) {
+    iso::register_object_type(node, int_type);
+    iso::object before(node, int_type, placed(node.count()));  // collective ids stay apart
+    std::int64_t got = 0;
+    if (node.id() == 0) {
+      std::vector<std::byte> initial(sizeof(std::int64_t));
+      const std::int64_t start = 100;
+      std::memcpy(initial.data(), &start, sizeof(start));
+      iso::object made = iso::object::create(
+          node, int_type, {.placement = GetParam(), .owner = 1, .initial = initial});
+      EXPECT_NE(made.id(), before.id());
+      const iso::object_id id = made.id();
+      for (node_id n = 1; n < node.count(); ++n) node.send(n, std::as_bytes(std::span(&id, 1)));
+      got = made.read<std::int64_t>(int_ops::kAwait, std::int64_t{100 + kNodes - 1});
+    } else {
+      const iso::message m = node.receive();
+      iso::object_id id = 0;
+      ASSERT_EQ(m.bytes().size(), sizeof(id));
+      std::memcpy(&id, m.bytes().data(), sizeof(id));
+      iso::object given = iso::object::attach(node, id);
+      EXPECT_EQ(given.type_name(), "Int");
+      got = given.call<std::int64_t>(int_ops::kInc, std::int64_t{1});
+      EXPECT_GT(got, 100);
+    }
+    std::lock_guard lock(mu);
+    seen[node.id()] = got;
+  });
+  EXPECT_EQ(status, 0);
+  EXPECT_EQ(seen[0], 100 + kNodes - 1);
+}
+
 // The TSP pattern: a job queue with a guarded get() and a global bound, workers on every
 // node. Every job is taken exactly once, and every worker ends.
 struct queue_run {
