@@ -227,7 +227,7 @@ class object {
 
  private:
   template <typename... Args>
-  static std::vector<std::byte> encode(const Args&... args) {
+  [[nodiscard]] static std::vector<std::byte> encode(const Args&... args) {
     static_assert((std::is_trivially_copyable_v<Args> && ...),
                   "typed object calls take trivially copyable arguments");
     std::vector<std::byte> bytes((sizeof(Args) + ... + 0));
@@ -236,7 +236,7 @@ class object {
     return bytes;
   }
   template <typename Result>
-  Result decode(const std::vector<std::byte>& bytes, operation_id op) const {
+  [[nodiscard]] Result decode(const std::vector<std::byte>& bytes, operation_id op) const {
     if constexpr (std::is_void_v<Result>) {
       (void)bytes;
       (void)op;
