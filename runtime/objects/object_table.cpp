@@ -130,7 +130,7 @@ constexpr operation_id kCreateOp = 0xffffffffu;
 }  // namespace
 
 absl::StatusOr<object_id> object_table::create_ordered(
-    std::shared_ptr<const object_type::impl> type, const object_options& opts) {
+    const std::shared_ptr<const object_type::impl>& type, const object_options& opts) {
   auto known = types_.find(type->name);
   if (known == types_.end() || known->second != type) {
     return absl::InvalidArgumentError(absl::StrFormat(

@@ -69,7 +69,7 @@ class object_table final : public delivery_unit {
   // Creation by this node alone, through the objects order: the new id once this node has
   // applied it (ids from kOrderedIds up, in the order).
   [[nodiscard]] absl::StatusOr<object_id> create_ordered(
-      std::shared_ptr<const object_type::impl> type, const object_options& opts);
+      const std::shared_ptr<const object_type::impl>& type, const object_options& opts);
   // Waits until object `id` exists here (its creation applied), for at most `timeout`.
   [[nodiscard]] absl::Status attach(object_id id, absl::Duration timeout);
   static constexpr object_id kOrderedIds = object_id{1} << 62;
