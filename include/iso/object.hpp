@@ -101,8 +101,10 @@ struct state_functions {
   std::function<void(void*)> destroy;
   // A copy: taken before a write whose body may throw, put back if it does.
   std::function<void*(const void*)> clone;
-  // The state as bytes (a digest of replicas; later migration). May be empty.
-  std::function<std::vector<std::byte>(const void*)> save;
+  // The state as bytes (a digest of replicas; migration), and a new state from such bytes.
+  // May be empty: an object whose type lacks either cannot migrate.
+  std::function<std::vector<std::byte>(const void*)> save = {};
+  std::function<void*(std::span<const std::byte> saved)> load = {};
 };
 
 // Decoded arguments of one call: whatever the operation's unmarshal made of the bytes.
@@ -216,6 +218,14 @@ class object {
     return decode<Result>(invoke_read(op, encode(args...)), op);
   }
 
+  // Moves a single copy to node `to` at a point of the job-wide order (any node may ask;
+  // placement never changes results): calls waiting in its queue move with it, and calls
+  // on their way to the old owner follow it. Returns once this node has applied the move.
+  // Errors: a replicated object or a type without save and load (failed_precondition), `to`
+  // not a node of the job (invalid_argument). The copy travels as one packet: a state
+  // larger than a message fails the node that ships it.
+  void migrate(node_id to);
+
   // Test and debug hooks, on this node's replica (single copy: on the owner only, else
   // failed_precondition): the state's bytes (state_functions::save), the number of writes
   // applied, the calls waiting in the object's queue now, and the ordered calls resumed
@@ -323,9 +333,12 @@ using lambda_traits = typename lambda_traits_of<F>::type;
 template <typename State>
 class typed_object {
  public:
+  // `save` and `load` (inverses) are needed only when State is not trivially copyable, and
+  // then only to compare replicas (save) or to migrate (both).
   explicit typed_object(std::string name,
-                        std::function<std::vector<std::byte>(const State&)> save = {})
-      : type_(std::move(name), functions(std::move(save))) {}
+                        std::function<std::vector<std::byte>(const State&)> save = {},
+                        std::function<State(std::span<const std::byte>)> load = {})
+      : type_(std::move(name), functions(std::move(save), std::move(load))) {}
 
   // An unguarded write or read.
   template <typename Body>
@@ -355,7 +368,8 @@ class typed_object {
   [[nodiscard]] const object_type& type() const { return type_; }
 
  private:
-  static state_functions functions(std::function<std::vector<std::byte>(const State&)> save) {
+  static state_functions functions(std::function<std::vector<std::byte>(const State&)> save,
+                                   std::function<State(std::span<const std::byte>)> load) {
     state_functions f;
     f.create = [](std::span<const std::byte> initial) -> void* {
       if (initial.empty()) return new State();
@@ -374,6 +388,13 @@ class typed_object {
     };
     f.destroy = [](void* s) { delete static_cast<State*>(s); };
     f.clone = [](const void* s) -> void* { return new State(*static_cast<const State*>(s)); };
+    if (load) {
+      f.load = [load = std::move(load)](std::span<const std::byte> saved) -> void* {
+        return new State(load(saved));
+      };
+    } else if constexpr (std::is_trivially_copyable_v<State>) {
+      f.load = f.create;
+    }
     f.save = [save = std::move(save)](const void* s) {
       const auto& state = *static_cast<const State*>(s);
       if (save) return save(state);

@@ -134,6 +134,12 @@ std::vector<std::byte> object::invoke_read(operation_id op, std::span<const std:
   return detail::value_or_throw(state.objects().invoke(id_, op, args, true));
 }
 
+void object::migrate(node_id to) {
+  detail::node_state& state = detail::state_of(link_, id_, "migrate()");
+  detail::throw_if_error(state.usable_outside_isochron("object::migrate"));
+  detail::throw_if_error(state.objects().migrate(id_, to));
+}
+
 std::vector<std::byte> object::state_bytes() const {
   detail::node_state& state = detail::state_of(link_, id_, "state_bytes()");
   return detail::value_or_throw(state.objects().state_bytes(id_));

@@ -125,7 +125,6 @@ struct create_header {
   std::uint32_t owner = 0;
   std::uint32_t name_length = 0;
 };
-constexpr operation_id kCreateOp = 0xffffffffu;
 
 }  // namespace
 
@@ -150,7 +149,7 @@ absl::StatusOr<object_id> object_table::create_ordered(
   body.insert(body.end(), opts.initial.begin(), opts.initial.end());
   const std::uint64_t call = next_call_++;
   pending_[call] = {};
-  if (absl::Status s = send_ordered(kCreateOp, 0, call, body); !s.ok()) {
+  if (absl::Status s = send_ordered(wire::kCreateOp, 0, call, body); !s.ok()) {
     pending_.erase(call);
     return s;
   }
@@ -283,11 +282,18 @@ std::optional<object_table::outcome> object_table::attempt(entry& e, const opera
 }
 
 void object_table::execute(entry& e, const operation& op, decoded_arguments args,
-                           comm::node_id caller, std::uint64_t call, bool logged) {
+                           comm::node_id caller, std::uint64_t call, bool logged,
+                           std::span<const std::byte> raw) {
   std::optional<outcome> out = attempt(e, op, args);
   if (!out) {
-    e.queue.push_back(
-        {.op = op.id, .args = std::move(args), .caller = caller, .call = call, .logged = logged});
+    waiting_call w{.op = op.id,
+                   .args = std::move(args),
+                   .caller = caller,
+                   .call = call,
+                   .logged = logged,
+                   .raw = {}};
+    if (e.where == object_placement::single_copy) w.raw.assign(raw.begin(), raw.end());
+    e.queue.push_back(std::move(w));
     return;
   }
   const bool changed = op.kind == operation_kind::write && out->status.ok();
@@ -377,19 +383,35 @@ absl::StatusOr<std::vector<std::byte>> object_table::invoke(object_id id, operat
       }
       return s;
     }
-  } else if (e.where == object_placement::replicated || e.owner == self_) {
-    execute(e, op, std::move(decoded), self_, call,
-            /*logged=*/e.where == object_placement::single_copy);
+  } else if (e.where == object_placement::replicated) {
+    execute(e, op, std::move(decoded), self_, call, /*logged=*/false, args);
   } else {
-    const wire::request_header h{.op = op_id, .object = id, .call = call};
-    std::vector<std::byte> packet = wire::frame(h, args);
-    if (packet.size() > max_direct_) {
-      pending_.erase(call);
-      return absl::InvalidArgumentError(
-          absl::StrFormat("%s: arguments of %u bytes exceed the largest request of %u bytes",
-                          describe(e.id, e.type->name, op), args.size(), max_direct_ - sizeof(h)));
+    // A copy on its way here: wait for it (or for it to move on).
+    if (e.owner == self_ && !e.state) {
+      if (absl::Status s = loop_.wait_for([&] { return e.owner != self_ || e.state; }); !s.ok()) {
+        pending_.erase(call);
+        return s;
+      }
     }
-    outbox_.push_back({.to = e.owner, .bytes = std::move(packet)});
+    if (e.owner == self_) {
+      execute(e, op, std::move(decoded), self_, call, /*logged=*/true, args);
+    } else {
+      if (sizeof(wire::request_header) + args.size() > max_direct_) {
+        pending_.erase(call);
+        return absl::InvalidArgumentError(
+            absl::StrFormat("%s: arguments of %u bytes exceed the largest request of %u bytes",
+                            describe(e.id, e.type->name, op), args.size(),
+                            max_direct_ - sizeof(wire::request_header)));
+      }
+      request r{.from = self_,
+                .object = id,
+                .op = op_id,
+                .call = call,
+                .args = {args.begin(), args.end()},
+                .epoch = e.moves};
+      send_request(r, e.owner);
+      pending_[call].sent = std::move(r);
+    }
   }
   return wait(call);
 }
@@ -426,8 +448,12 @@ absl::StatusOr<std::vector<std::byte>> object_table::wait(std::uint64_t call) {
 
 void object_table::apply_ordered(const ordered_delivery& d) {
   const std::optional<wire::write_header> h = wire::header_of<wire::write_header>(d.bytes);
-  if (h && h->op == kCreateOp) {
+  if (h && h->op == wire::kCreateOp) {
     apply_create(d, h->call);
+    return;
+  }
+  if (h && h->op == wire::kMigrateOp) {
+    apply_migrate(d, h->object, h->call);
     return;
   }
   absl::StatusOr<entry*> e =
@@ -452,20 +478,35 @@ void object_table::apply_ordered(const ordered_delivery& d) {
                                what_of(std::current_exception())))));
     return;
   }
-  execute(object, **op, std::move(args), d.sender, h->call, /*logged=*/true);
+  execute(object, **op, std::move(args), d.sender, h->call, /*logged=*/true,
+          std::span(d.bytes).subspan(sizeof(wire::write_header)));
+}
+
+void object_table::send_request(const request& r, comm::node_id to) {
+  const wire::request_header h{.op = r.op, .object = r.object, .call = r.call, .epoch = r.epoch};
+  outbox_.push_back({.to = to, .bytes = wire::frame(h, r.args)});
 }
 
 void object_table::serve(request r) {
   absl::StatusOr<entry*> e = find(r.object, "object request");
   absl::StatusOr<const operation*> op =
       e.ok() ? find_op(**e, r.op) : absl::StatusOr<const operation*>(e.status());
-  if (op.ok() && (*e)->owner != self_) {
-    op = absl::FailedPreconditionError(
-        absl::StrFormat("%s: request from node %u reached node %u, which does not keep it",
-                        describe(r.object, (*e)->type->name), r.from, self_));
-  }
   if (!op.ok()) {
     send_reply(r.from, r.call, outcome::failure(op.status()));
+    return;
+  }
+  entry& object = **e;
+  // A move the caller knows of and this node not yet, or a copy still on its way here.
+  if (r.epoch > object.moves || (object.owner == self_ && !object.state)) {
+    object.deferred.push_back(std::move(r));
+    return;
+  }
+  if (object.owner != self_) {
+    const wire::reply_header h{.kind = wire::packet_kind::moved,
+                               .owner = object.owner,
+                               .call = r.call,
+                               .epoch = object.moves};
+    outbox_.push_back({.to = r.from, .bytes = wire::frame(h, {})});
     return;
   }
   decoded_arguments args;
@@ -473,12 +514,12 @@ void object_table::serve(request r) {
     args = (*op)->unmarshal(r.args);
   } catch (...) {
     send_reply(r.from, r.call,
-               outcome::failure(absl::InvalidArgumentError(
-                   absl::StrFormat("%s: arguments: %s", describe((*e)->id, (*e)->type->name, **op),
-                                   what_of(std::current_exception())))));
+               outcome::failure(absl::InvalidArgumentError(absl::StrFormat(
+                   "%s: arguments: %s", describe(object.id, object.type->name, **op),
+                   what_of(std::current_exception())))));
     return;
   }
-  execute(**e, **op, std::move(args), r.from, r.call, /*logged=*/true);
+  execute(object, **op, std::move(args), r.from, r.call, /*logged=*/true, r.args);
 }
 
 void object_table::send_reply(comm::node_id to, std::uint64_t call, const outcome& out) {
@@ -525,9 +566,14 @@ void object_table::on_delivery(const nicfw::delivery& d) {
                          .object = r.object,
                          .op = r.op,
                          .call = r.call,
-                         .args = {args.begin(), args.end()}});
+                         .args = {args.begin(), args.end()},
+                         .epoch = r.epoch});
   } else if (kind == wire::packet_kind::reply && size >= sizeof(wire::reply_header)) {
     on_reply(d.payload);
+  } else if (kind == wire::packet_kind::moved && size >= sizeof(wire::reply_header)) {
+    on_moved(d.payload);
+  } else if (kind == wire::packet_kind::transfer && size >= sizeof(wire::transfer_header)) {
+    transfers_.emplace_back(d.payload.begin(), d.payload.end());
   } else {
     loop_.fail(malformed_direct_packet(d));
   }
@@ -561,6 +607,12 @@ absl::Status object_table::end_round(std::uint64_t closed, bool& did_work) {
     const ordered_delivery d = std::move(inbox.front());
     inbox.pop_front();
     apply_ordered(d);
+    did_work = true;
+  }
+  while (!transfers_.empty()) {
+    std::vector<std::byte> packet = std::move(transfers_.front());
+    transfers_.pop_front();
+    on_transfer(std::move(packet));
     did_work = true;
   }
   while (!requests_.empty()) {

@@ -70,6 +70,8 @@ class object_table final : public delivery_unit {
   // applied it (ids from kOrderedIds up, in the order).
   [[nodiscard]] absl::StatusOr<object_id> create_ordered(
       const std::shared_ptr<const object_type::impl>& type, const object_options& opts);
+  // Moves single copy `id` to `to` through the objects order; returns once applied here.
+  [[nodiscard]] absl::Status migrate(object_id id, comm::node_id to);
   // Waits until object `id` exists here (its creation applied), for at most `timeout`.
   [[nodiscard]] absl::Status attach(object_id id, absl::Duration timeout);
   static constexpr object_id kOrderedIds = object_id{1} << 62;
@@ -92,13 +94,23 @@ class object_table final : public delivery_unit {
 
  private:
   using state_ptr = std::unique_ptr<void, object_state_deleter>;
+  // A request for a copy of ours, copied out of the NIC's queue.
+  struct request {
+    comm::node_id from = 0;
+    std::uint64_t object = 0;
+    operation_id op = 0;
+    std::uint64_t call = 0;
+    std::vector<std::byte> args;
+    std::uint64_t epoch = 0;  // migrations the caller knew of
+  };
   // A call whose guards were all false: what to retry, and whom to resume.
   struct waiting_call {
     operation_id op = 0;
     decoded_arguments args;
     comm::node_id caller = 0;
     std::uint64_t call = 0;
-    bool logged = false;  // in every replica's queue (resume_log())
+    bool logged = false;         // in every replica's queue (resume_log())
+    std::vector<std::byte> raw;  // single copy: the argument bytes, should it migrate
   };
   struct entry {
     object_id id = 0;
@@ -109,6 +121,11 @@ class object_table final : public delivery_unit {
     std::uint64_t writes = 0;
     std::deque<waiting_call> queue;
     std::vector<resumed_call> log;
+    // Migration (single copy): moves applied here; requests that wait for a move or for
+    // the copy to arrive; a copy that arrived before the move that sent it was applied.
+    std::uint64_t moves = 0;
+    std::vector<request> deferred;
+    std::vector<std::byte> early_transfer;
   };
   // The outcome of a call that ran (its result or why it failed).
   struct outcome {
@@ -123,14 +140,7 @@ class object_table final : public delivery_unit {
   struct pending_call {
     bool done = false;
     outcome out;
-  };
-  // A request for a copy of ours, copied out of the NIC's queue.
-  struct request {
-    comm::node_id from = 0;
-    std::uint64_t object = 0;
-    operation_id op = 0;
-    std::uint64_t call = 0;
-    std::vector<std::byte> args;
+    std::optional<request> sent;  // a request to an owner: asked again if the copy moved
   };
   struct outgoing {
     comm::node_id to = 0;
@@ -142,14 +152,25 @@ class object_table final : public delivery_unit {
       object_id id, std::shared_ptr<const object_type::impl> type,
       const object_options& opts) const;
   void apply_create(const ordered_delivery& d, std::uint64_t call);
+  // Migration (migration.cpp): the move at its point of the order; shipping the copy from
+  // a node that holds it but no longer owns it; installing a copy that arrived; a caller
+  // told that the copy moved; requests that waited for a move or an arrival.
+  void apply_migrate(const ordered_delivery& d, object_id id, std::uint64_t call);
+  void ship(entry& e);
+  void install(entry& e, std::span<const std::byte> packet);
+  void on_transfer(std::vector<std::byte> packet);
+  void on_moved(std::span<const std::byte> bytes);
+  void send_request(const request& r, comm::node_id to);
+  void retry_deferred(entry& e);
   [[nodiscard]] absl::StatusOr<entry*> find(object_id id, const char* what) const;
   // The operation, or InvalidArgument naming the object.
   [[nodiscard]] absl::StatusOr<const operation*> find_op(const entry& e, operation_id op) const;
   // Runs the first alternative whose guard holds; nothing when every guard is false.
   std::optional<outcome> attempt(entry& e, const operation& op, const decoded_arguments& args);
   // Runs or queues a call at this copy; `caller`/`call` say whom to resume.
+  // `raw`: the argument bytes, kept with a waiting call of a single copy (migration).
   void execute(entry& e, const operation& op, decoded_arguments args, comm::node_id caller,
-               std::uint64_t call, bool logged);
+               std::uint64_t call, bool logged, std::span<const std::byte> raw);
   // After a write: retries the waiting calls (see the file comment).
   void walk_queue(entry& e);
   void resume(const entry& e, comm::node_id caller, std::uint64_t call, outcome out);
@@ -179,6 +200,7 @@ class object_table final : public delivery_unit {
   std::uint64_t next_call_ = 1;
   std::map<std::uint64_t, pending_call> pending_;
   std::deque<request> requests_;
+  std::deque<std::vector<std::byte>> transfers_;  // arrived copies, not yet installed
   std::deque<outgoing> outbox_;
 };
 

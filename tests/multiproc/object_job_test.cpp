@@ -1,5 +1,6 @@
 // Run by isorun as 3 processes: shared objects between real processes. Orca's Int (every
-// node increments, node 0 awaits the total) under both placements, a job queue whose jobs
+// node increments, node 0 awaits the total) replicated and as a single copy that migrates
+// twice in the middle, a job queue whose jobs
 // are each taken exactly once, and replicas left identical by concurrent writes.
 #include <gtest/gtest.h>
 
@@ -23,8 +24,13 @@ TEST(ObjectJob, EveryNodeIncrementsAndNodeZeroAwaitsTheTotal) {
   constexpr std::int64_t kEach = 100;
   for (object_placement where : {object_placement::replicated, object_placement::single_copy}) {
     iso::object total(node, int_type, {.placement = where, .owner = node.count() - 1});
-    for (std::int64_t i = 0; i < kEach; ++i)
+    for (std::int64_t i = 0; i < kEach; ++i) {
+      // The single copy moves twice in the middle of the run.
+      if (where == object_placement::single_copy && i == kEach / 2 && node.id() < 2) {
+        total.migrate(node.id());
+      }
       total.call<std::int64_t>(int_ops::kInc, std::int64_t{1});
+    }
     const auto all = static_cast<std::int64_t>(kEach * node.count());
     if (node.id() == 0) {
       EXPECT_EQ(total.read<std::int64_t>(int_ops::kAwait, all), all);

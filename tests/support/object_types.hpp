@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstring>
 #include <deque>
+#include <span>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -81,12 +82,26 @@ inline std::vector<std::byte> save_queue(const job_queue_state& s) {
   return out;
 }
 
+inline job_queue_state load_queue(std::span<const std::byte> bytes) {
+  job_queue_state s;
+  if (bytes.empty() || (bytes.size() - 1) % sizeof(std::int64_t) != 0) {
+    throw std::invalid_argument("a saved job queue has 1 + 8n bytes");
+  }
+  s.closed = bytes[0] != std::byte{0};
+  for (std::size_t at = 1; at < bytes.size(); at += sizeof(std::int64_t)) {
+    std::int64_t j = 0;
+    std::memcpy(&j, bytes.data() + at, sizeof(j));
+    s.jobs.push_back(j);
+  }
+  return s;
+}
+
 inline iso::object_type make_queue_type() {
   using namespace queue_ops;
   using state = job_queue_state;
   using guard = bool (*)(const state&);
   using body = std::int64_t (*)(state&);
-  return iso::typed_object<state>("JobQueue", save_queue)
+  return iso::typed_object<state>("JobQueue", save_queue, load_queue)
       .write(kPut, "put", [](state& s, std::int64_t job) { s.jobs.push_back(job); })
       .write(kClose, "close", [](state& s) { s.closed = true; })
       .write(kGet, "get",
