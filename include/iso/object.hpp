@@ -30,6 +30,14 @@
 //                order; the caller resumes, with the result, once its own replica applied it.
 //   single_copy  one node (object_options::owner) keeps the state; its operations run
 //                there, as a local call on the owner and by a request and reply from others.
+//                migrate() moves it, at a point of the job-wide order.
+//   automatic    a single copy that starts on object_options::owner (the hint) and moves to
+//                its heaviest user: the owner counts the calls it runs by calling node, and
+//                after each 64 of them, when one node made more than twice as many as the
+//                owner itself, the reply to that node's next call offers it the copy, and it
+//                migrates the copy to itself before that call returns. (Types without save
+//                and load stay where they are. Switching between replicated and a single
+//                copy by read/write ratio is not built yet.)
 // Placement never changes results.
 //
 // Guards and continuations. A call whose guards are all false leaves a continuation
@@ -91,7 +99,7 @@ using operation_id = std::uint32_t;
 using object_id = std::uint64_t;
 
 enum class operation_kind : std::uint8_t { read, write };
-enum class object_placement : std::uint8_t { replicated, single_copy };
+enum class object_placement : std::uint8_t { replicated, single_copy, automatic };
 
 // How the runtime keeps one state type. A state is an opaque pointer it never looks into.
 struct state_functions {
@@ -164,7 +172,7 @@ class object_type {
 
 struct object_options {
   object_placement placement = object_placement::replicated;
-  node_id owner = 0;                    // single_copy: the node that keeps the state
+  node_id owner = 0;  // single_copy, automatic: the node that keeps the state first
   std::vector<std::byte> initial = {};  // given to state_functions::create; empty: default
 };
 
@@ -233,6 +241,8 @@ class object {
   [[nodiscard]] std::vector<std::byte> state_bytes() const;
   [[nodiscard]] std::uint64_t writes_applied() const;
   [[nodiscard]] std::size_t waiting_calls() const;
+  // The node that keeps a single copy, as this node knows it now (replicated: this node).
+  [[nodiscard]] node_id owner() const;
   [[nodiscard]] std::vector<resumed_call> resume_log() const;
 
  private:

@@ -62,6 +62,7 @@ void object_table::apply_migrate(const ordered_delivery& d, object_id id, std::u
   entry& object = **e;
   object.owner = to;
   ++object.moves;
+  reset_uses(object);
   // The holder ships; a copy that arrived early may be installed now.
   if (object.state && to != self_) ship(object);
   if (!object.early_transfer.empty()) {

@@ -155,6 +155,11 @@ std::size_t object::waiting_calls() const {
   return detail::value_or_throw(state.objects().waiting_calls(id_));
 }
 
+node_id object::owner() const {
+  detail::node_state& state = detail::state_of(link_, id_, "owner()");
+  return detail::value_or_throw(state.objects().owner_of(id_));
+}
+
 std::vector<resumed_call> object::resume_log() const {
   detail::node_state& state = detail::state_of(link_, id_, "resume_log()");
   return detail::value_or_throw(state.objects().resume_log(id_));

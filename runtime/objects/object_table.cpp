@@ -69,15 +69,19 @@ object_table::~object_table() = default;
 
 absl::StatusOr<std::unique_ptr<object_table::entry>> object_table::make_entry(
     object_id id, std::shared_ptr<const object_type::impl> type, const object_options& opts) const {
-  if (opts.placement == object_placement::single_copy && opts.owner >= nodes_) {
+  const bool single = opts.placement != object_placement::replicated;
+  if (single && opts.owner >= nodes_) {
     return absl::InvalidArgumentError(
         absl::StrFormat("%s: owner %u is not a node of the job (nodes 0..%u)",
                         describe(id, type->name), opts.owner, nodes_ - 1));
   }
   auto e = std::make_unique<entry>();
   e->id = id;
-  e->where = opts.placement;
-  e->owner = opts.placement == object_placement::single_copy ? opts.owner : 0;
+  e->where = single ? object_placement::single_copy : object_placement::replicated;
+  e->owner = single ? opts.owner : 0;
+  e->automatic = opts.placement == object_placement::automatic;
+  e->offer_to = nodes_;
+  e->uses.assign(nodes_, 0);
   e->state = state_ptr(nullptr, object_state_deleter{&type->state});
   if (opts.placement == object_placement::replicated || opts.owner == self_) {
     try {
@@ -225,6 +229,7 @@ std::uint64_t object_table::creation_digest(object_id id) const {
   const entry& e = *objects_.at(id);
   collective_digest d(collective_digest::kind::object);
   d.add(id).add(static_cast<std::uint64_t>(e.where)).add(e.owner).add(e.type->ops.size());
+  d.add(e.automatic ? 1 : 0);
   for (const char c : e.type->name) d.add(static_cast<std::uint64_t>(c));
   for (const operation& op : e.type->ops) {
     d.add(static_cast<std::uint64_t>(op.kind)).add(op.alternatives.size());
@@ -327,11 +332,11 @@ void object_table::walk_queue(entry& e) {
   }
 }
 
-void object_table::resume(const entry& e, comm::node_id caller, std::uint64_t call, outcome out) {
+void object_table::resume(entry& e, comm::node_id caller, std::uint64_t call, outcome out) {
   if (caller == self_) {
     complete(call, std::move(out));
   } else if (e.where == object_placement::single_copy) {
-    send_reply(caller, call, out);
+    send_reply(caller, call, out, offer_for(e, caller));
   }
   // A replicated write resumes its caller at the caller's own replica.
 }
@@ -394,6 +399,7 @@ absl::StatusOr<std::vector<std::byte>> object_table::invoke(object_id id, operat
       }
     }
     if (e.owner == self_) {
+      note_use(e, self_);
       execute(e, op, std::move(decoded), self_, call, /*logged=*/true, args);
     } else {
       if (sizeof(wire::request_header) + args.size() > max_direct_) {
@@ -413,7 +419,13 @@ absl::StatusOr<std::vector<std::byte>> object_table::invoke(object_id id, operat
       pending_[call].sent = std::move(r);
     }
   }
-  return wait(call);
+  bool offered = false;
+  absl::StatusOr<std::vector<std::byte>> result = wait(call, &offered);
+  if (offered) {
+    // Automatic placement: this node uses the copy most; it moves here.
+    if (absl::Status s = migrate(id, self_); !s.ok()) return s;
+  }
+  return result;
 }
 
 absl::Status object_table::send_ordered(operation_id op, object_id id, std::uint64_t call,
@@ -432,7 +444,7 @@ absl::Status object_table::send_ordered(operation_id op, object_id id, std::uint
   return ordered_.send(group_, batch);
 }
 
-absl::StatusOr<std::vector<std::byte>> object_table::wait(std::uint64_t call) {
+absl::StatusOr<std::vector<std::byte>> object_table::wait(std::uint64_t call, bool* offered) {
   auto it = pending_.find(call);
   if (!it->second.done) {
     if (absl::Status s = loop_.wait_for([&] { return it->second.done; }); !s.ok()) {
@@ -441,6 +453,7 @@ absl::StatusOr<std::vector<std::byte>> object_table::wait(std::uint64_t call) {
     }
   }
   outcome out = std::move(it->second.out);
+  if (offered != nullptr) *offered = it->second.offered;
   pending_.erase(it);
   if (!out.status.ok()) return out.status;
   return std::move(out.result);
@@ -519,11 +532,15 @@ void object_table::serve(request r) {
                    what_of(std::current_exception())))));
     return;
   }
+  note_use(object, r.from);
   execute(object, **op, std::move(args), r.from, r.call, /*logged=*/true, r.args);
 }
 
-void object_table::send_reply(comm::node_id to, std::uint64_t call, const outcome& out) {
-  wire::reply_header h{.code = static_cast<std::uint8_t>(out.status.code()), .call = call};
+void object_table::send_reply(comm::node_id to, std::uint64_t call, const outcome& out,
+                              bool offer) {
+  wire::reply_header h{.code = static_cast<std::uint8_t>(out.status.code()),
+                       .offer = static_cast<std::uint8_t>(offer ? 1 : 0),
+                       .call = call};
   if (out.status.ok()) {
     std::span<const std::byte> body = out.result;
     if (sizeof(h) + body.size() > max_direct_) {
@@ -550,6 +567,9 @@ void object_table::on_reply(std::span<const std::byte> bytes) {
   } else {
     out.status = absl::Status(static_cast<absl::StatusCode>(h->code),
                               std::string(reinterpret_cast<const char*>(body.data()), body.size()));
+  }
+  if (h->offer != 0) {
+    if (auto it = pending_.find(h->call); it != pending_.end()) it->second.offered = true;
   }
   complete(h->call, std::move(out));
 }
@@ -661,7 +681,13 @@ absl::StatusOr<std::vector<resumed_call>> object_table::resume_log(object_id id)
 absl::StatusOr<object_placement> object_table::placement_of(object_id id) const {
   absl::StatusOr<entry*> e = find(id, "placement");
   if (!e.ok()) return e.status();
-  return (*e)->where;
+  return (*e)->automatic ? object_placement::automatic : (*e)->where;
+}
+
+absl::StatusOr<comm::node_id> object_table::owner_of(object_id id) const {
+  absl::StatusOr<entry*> e = find(id, "owner");
+  if (!e.ok()) return e.status();
+  return (*e)->where == object_placement::replicated ? self_ : (*e)->owner;
 }
 
 absl::StatusOr<const std::string*> object_table::type_name(object_id id) const {

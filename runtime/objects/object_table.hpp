@@ -87,6 +87,7 @@ class object_table final : public delivery_unit {
   [[nodiscard]] absl::StatusOr<std::size_t> waiting_calls(object_id id) const;
   [[nodiscard]] absl::StatusOr<std::vector<resumed_call>> resume_log(object_id id) const;
   [[nodiscard]] absl::StatusOr<object_placement> placement_of(object_id id) const;
+  [[nodiscard]] absl::StatusOr<comm::node_id> owner_of(object_id id) const;
   [[nodiscard]] absl::StatusOr<const std::string*> type_name(object_id id) const;
 
   void on_delivery(const nicfw::delivery& d) override;
@@ -124,6 +125,13 @@ class object_table final : public delivery_unit {
     // Migration (single copy): moves applied here; requests that wait for a move or for
     // the copy to arrive; a copy that arrived before the move that sent it was applied.
     std::uint64_t moves = 0;
+    // Automatic placement, on the owner: calls run per calling node since the last
+    // decision, and the node offered the copy (none: nodes_).
+    bool automatic = false;
+    std::vector<std::uint64_t> uses;
+    std::uint64_t counted = 0;
+    comm::node_id offer_to = 0;
+    bool offer_sent = false;
     std::vector<request> deferred;
     std::vector<std::byte> early_transfer;
   };
@@ -141,6 +149,7 @@ class object_table final : public delivery_unit {
     bool done = false;
     outcome out;
     std::optional<request> sent;  // a request to an owner: asked again if the copy moved
+    bool offered = false;         // the owner offered its copy (automatic placement)
   };
   struct outgoing {
     comm::node_id to = 0;
@@ -173,19 +182,26 @@ class object_table final : public delivery_unit {
                std::uint64_t call, bool logged, std::span<const std::byte> raw);
   // After a write: retries the waiting calls (see the file comment).
   void walk_queue(entry& e);
-  void resume(const entry& e, comm::node_id caller, std::uint64_t call, outcome out);
+  void resume(entry& e, comm::node_id caller, std::uint64_t call, outcome out);
   void complete(std::uint64_t call, outcome out);
   void apply_ordered(const ordered_delivery& d);
   void serve(request r);
   void on_reply(std::span<const std::byte> bytes);
-  void send_reply(comm::node_id to, std::uint64_t call, const outcome& out);
+  void send_reply(comm::node_id to, std::uint64_t call, const outcome& out, bool offer = false);
   // Sends what the outbox holds while credits allow; FIFO.
   [[nodiscard]] absl::Status flush_outbox(bool& did_work);
   // Puts a message (header then `body`) into the objects order. OutOfRange when too large.
   [[nodiscard]] absl::Status send_ordered(operation_id op, object_id id, std::uint64_t call,
                                           std::span<const std::byte> body);
-  // Waits until `call` completes; its outcome.
-  [[nodiscard]] absl::StatusOr<std::vector<std::byte>> wait(std::uint64_t call);
+  // Waits until `call` completes; its outcome, and whether the owner offered its copy.
+  [[nodiscard]] absl::StatusOr<std::vector<std::byte>> wait(std::uint64_t call,
+                                                            bool* offered = nullptr);
+  // Automatic placement (placement_policy.cpp): counts a call the owner runs for `caller`
+  // and decides, after each window of calls, whether to offer the copy; whether the reply
+  // to `caller` carries the offer; forgetting the counts once the copy moved.
+  void note_use(entry& e, comm::node_id caller);
+  [[nodiscard]] bool offer_for(entry& e, comm::node_id caller);
+  void reset_uses(entry& e);
 
   event_loop& loop_;
   sequencer_groups& ordered_;

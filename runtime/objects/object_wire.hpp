@@ -38,7 +38,7 @@ struct reply_header {
   direct_tag tag = direct_tag::objects;
   packet_kind kind = packet_kind::reply;
   std::uint8_t code = 0;
-  std::uint8_t reserved = 0;
+  std::uint8_t offer = 0;  // reply: 1 when the owner offers the copy (automatic placement)
   std::uint32_t owner = 0;
   std::uint64_t call = 0;
   std::uint64_t epoch = 0;

@@ -297,6 +297,39 @@ TEST(ObjectsMigration, WaitingCallsMoveWithTheCopy) {
   for (std::int64_t j = 0; j < kJobs; ++j) EXPECT_EQ(taken.count(j), 1u) << "job " << j;
 }
 
+// Automatic placement: a copy placed on node 0 but used only by node 1 moves to node 1,
+// and the results are those of any other placement.
+TEST(ObjectsMigration, AnAutomaticCopyMovesToItsHeaviestUser) {
+  const iso::object_type int_type = iso::test::make_int_type();
+  constexpr std::int64_t kCalls = 200;
+  std::mutex mu;
+  std::vector<std::int64_t> seen(2, -1);
+  std::vector<node_id> owner_seen(2, 99);
+  const int status = run_inproc(2, job_options(), [&](iso::node& node) {
+    iso::object total(node, int_type, {.placement = object_placement::automatic, .owner = 0});
+    EXPECT_EQ(total.placement(), object_placement::automatic);
+    EXPECT_EQ(total.owner(), 0u);
+    std::int64_t v = 0;
+    if (node.id() == 1) {
+      for (std::int64_t i = 0; i < kCalls; ++i) {
+        v = total.call<std::int64_t>(int_ops::kInc, std::int64_t{1});
+      }
+      EXPECT_EQ(v, kCalls);
+    } else {
+      v = total.read<std::int64_t>(int_ops::kAwait, kCalls);
+    }
+    node.barrier();
+    std::lock_guard lock(mu);
+    seen[node.id()] = v;
+    owner_seen[node.id()] = total.owner();
+  });
+  EXPECT_EQ(status, 0);
+  EXPECT_EQ(seen[0], kCalls);
+  EXPECT_EQ(seen[1], kCalls);
+  EXPECT_EQ(owner_seen[0], 1u) << "the copy stayed on node 0";
+  EXPECT_EQ(owner_seen[1], 1u);
+}
+
 TEST(ObjectsMigration, OnlySingleCopiesMoveAndOnlyToNodesOfTheJob) {
   const iso::object_type int_type = iso::test::make_int_type();
   const int status = run_inproc(2, job_options(), [&](iso::node& node) {
