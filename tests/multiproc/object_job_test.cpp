@@ -1,6 +1,6 @@
 // Run by isorun as 3 processes: shared objects between real processes. Orca's Int (every
-// node increments, node 0 awaits the total) replicated and as a single copy that migrates
-// twice in the middle, a job queue whose jobs
+// node increments, node 0 awaits the total) replicated, as a single copy that migrates
+// twice in the middle, and placed automatically, a job queue whose jobs
 // are each taken exactly once, and replicas left identical by concurrent writes.
 #include <gtest/gtest.h>
 
@@ -22,7 +22,8 @@ TEST(ObjectJob, EveryNodeIncrementsAndNodeZeroAwaitsTheTotal) {
   iso::node& node = iso::test::job_node();
   const iso::object_type int_type = iso::test::make_int_type();
   constexpr std::int64_t kEach = 100;
-  for (object_placement where : {object_placement::replicated, object_placement::single_copy}) {
+  for (object_placement where :
+       {object_placement::replicated, object_placement::single_copy, object_placement::automatic}) {
     iso::object total(node, int_type, {.placement = where, .owner = node.count() - 1});
     for (std::int64_t i = 0; i < kEach; ++i) {
       // The single copy moves twice in the middle of the run.

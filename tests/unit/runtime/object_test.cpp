@@ -1,4 +1,4 @@
-// Shared objects (iso/object.hpp) through real nodes of inproc jobs, under both placements:
+// Shared objects (iso/object.hpp) through real nodes of inproc jobs, under every placement:
 // Orca's Int with inc() and a guarded await(), a job queue with a guarded get() and a
 // replicated bound (every job taken exactly once, the program ends), identical replicas
 // after concurrent order-sensitive writes, an identical resume order on every replica, and
@@ -35,7 +35,15 @@ iso::options job_options() {
 }
 
 std::string placement_name(const testing::TestParamInfo<object_placement>& p) {
-  return p.param == object_placement::replicated ? "replicated" : "single_copy";
+  switch (p.param) {
+    case object_placement::replicated:
+      return "replicated";
+    case object_placement::single_copy:
+      return "single_copy";
+    case object_placement::automatic:
+      return "automatic";
+  }
+  return "unknown";
 }
 
 class Objects : public testing::TestWithParam<object_placement> {
@@ -48,7 +56,8 @@ class Objects : public testing::TestWithParam<object_placement> {
 
 INSTANTIATE_TEST_SUITE_P(Placements, Objects,
                          testing::Values(object_placement::replicated,
-                                         object_placement::single_copy),
+                                         object_placement::single_copy,
+                                         object_placement::automatic),
                          placement_name);
 
 // Orca's example: every node increments, node 0 awaits the total.
