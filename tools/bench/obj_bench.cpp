@@ -1,14 +1,15 @@
-// obj-bench: shared-object operations (iso/object.hpp) on 2 processes, one to a core, node 0
-// measuring while node 1 serves, beside OpenSHMEM measured in the same run:
+// obj-bench: shared-object operations (iso/object.hpp) on 2 processes (one to a core) and
+// 4 (two to a core), node 0 measuring while the others serve, beside OpenSHMEM measured in
+// the same run (PE 1 the target):
 //   read op, local replica:    Int.value() on a replicated object (no communication);
 //   read op, single copy (RPC): Int.value() on node 1's single copy, against shmem_g on PE 1;
 //   inc(), single copy (RPC):   Int.inc(1) on node 1's single copy, against
 //                               shmem_atomic_fetch_add on PE 1;
 //   inc(), replicated:          Int.inc(1) on a replicated object: through the sequencer
-//                               order to both replicas, the caller resuming once its own
+//                               order to every replica, the caller resuming once its own
 //                               replica applied it; against shmem_atomic_fetch_add.
 //
-//   build/bin/obj-bench            # drives: isorun -n 2, oshrun for the peer
+//   build/bin/obj-bench            # drives: isorun -n 2 and -n 4, oshrun for the peer
 //   build/bin/obj-bench --quick    # fewer repetitions
 #include <sched.h>
 
@@ -124,29 +125,39 @@ int main(int argc, char** argv) {
   const bool have_peer = iso::bench::shmem_peer_built(bin);
   const int rounds = quick ? 1 : 3;
   std::printf(
-      "obj-bench: node 0 measures, node 1 serves; 2 processes (shm), %d rounds x %d "
+      "obj-bench: node 0 measures, the others serve; 2 and 4 processes (shm), %d rounds x %d "
       "repetitions, iso and OpenSHMEM alternating\n",
       rounds, repetitions);
   std::fflush(stdout);
-  iso::bench::sample_table ours, peer;
+  constexpr std::array<int, 2> kProcesses = {2, 4};
+  std::array<iso::bench::sample_table, 2> ours, peer;
   for (int round = 0; round < rounds; ++round) {
-    if (!iso::bench::collect(
-            absl::StrFormat("'%s/isorun' -n 2 -- '%s' --worker%s", bin, self, flags), ours)) {
-      std::fprintf(stderr, "obj-bench: our measurement failed\n");
-      return 1;
+    for (std::size_t c = 0; c < kProcesses.size(); ++c) {
+      if (!iso::bench::collect(absl::StrFormat("'%s/isorun' -n %d -- '%s' --worker%s", bin,
+                                               kProcesses[c], self, flags),
+                               ours[c])) {
+        std::fprintf(stderr, "obj-bench: our measurement on %d processes failed\n", kProcesses[c]);
+        return 1;
+      }
+      if (have_peer) iso::bench::collect_shmem_peer(bin, quick, peer[c], kProcesses[c]);
     }
-    if (have_peer) iso::bench::collect_shmem_peer(bin, quick, peer, 2);
   }
   if (!have_peer) std::printf("(no OpenSHMEM peer built: ours only)\n");
   using iso::bench::summarize;
-  std::printf("\n2 processes, one to a core: microseconds per operation, median [min-max]\n");
-  iso::bench::print_header("iso", "OpenSHMEM");
-  const std::optional<iso::bench::summary> get = summarize(peer["shmem_g_us"]);
-  const std::optional<iso::bench::summary> fadd = summarize(peer["shmem_atomic_fadd_us"]);
-  iso::bench::print_row("read op, local replica", summarize(ours["obj_local_read_us"]),
-                        std::nullopt);
-  iso::bench::print_row("read op, single copy (RPC) / g", summarize(ours["obj_rpc_read_us"]), get);
-  iso::bench::print_row("inc(), single copy (RPC) / fadd", summarize(ours["obj_rpc_inc_us"]), fadd);
-  iso::bench::print_row("inc(), replicated / fadd", summarize(ours["obj_replicated_inc_us"]), fadd);
+  for (std::size_t c = 0; c < kProcesses.size(); ++c) {
+    std::printf("\n%d processes, %s: microseconds per operation, median [min-max]\n", kProcesses[c],
+                kProcesses[c] == 2 ? "one to a core" : "two to a core");
+    iso::bench::print_header("iso", "OpenSHMEM");
+    const std::optional<iso::bench::summary> get = summarize(peer[c]["shmem_g_us"]);
+    const std::optional<iso::bench::summary> fadd = summarize(peer[c]["shmem_atomic_fadd_us"]);
+    iso::bench::print_row("read op, local replica", summarize(ours[c]["obj_local_read_us"]),
+                          std::nullopt);
+    iso::bench::print_row("read op, single copy (RPC) / g", summarize(ours[c]["obj_rpc_read_us"]),
+                          get);
+    iso::bench::print_row("inc(), single copy (RPC) / fadd", summarize(ours[c]["obj_rpc_inc_us"]),
+                          fadd);
+    iso::bench::print_row("inc(), replicated / fadd", summarize(ours[c]["obj_replicated_inc_us"]),
+                          fadd);
+  }
   return 0;
 }
