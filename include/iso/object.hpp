@@ -7,16 +7,18 @@
 //
 //   // The type, built once per process (usually by generated code, or by hand as here).
 //   constexpr iso::operation_id kInc = 0, kAwait = 1;
+//   using guard = bool (*)(const std::int64_t&, std::int64_t);
+//   using body = std::int64_t (*)(const std::int64_t&, std::int64_t);
 //   const iso::object_type int_type =
 //       iso::typed_object<std::int64_t>("Int")
 //           .write(kInc, "inc", [](std::int64_t& v, std::int64_t by) { return v += by; })
-//           .read(kAwait, "await", {{[](const std::int64_t& v, std::int64_t want) { return v >=
-//           want; },
-//                                    [](const std::int64_t& v, std::int64_t) { return v; }}})
+//           .read(kAwait, "await", std::vector<std::pair<guard, body>>{
+//               {[](const std::int64_t& v, std::int64_t n) { return v >= n; },
+//                [](const std::int64_t& v, std::int64_t) { return v; }}})
 //           .type();
-//   iso::object total(node, int_type, {.placement = iso::object_placement::replicated});  // SPMD
-//   total.call<std::int64_t>(kInc, std::int64_t{1});
-//   if (node.id() == 0) total.call<std::int64_t>(kAwait, std::int64_t{node.count()});
+//   iso::object total(node, int_type, {.placement = iso::object_placement::replicated});
+//   total.call<std::int64_t>(kInc, std::int64_t{1});                  // every node
+//   if (node.id() == 0) total.read<std::int64_t>(kAwait, std::int64_t{node.count()});
 //
 // Two layers. The runtime level (object_type, operation, alternative) sees a state as an
 // opaque pointer and arguments and results as bytes: generated proxies and skeletons target
@@ -62,16 +64,20 @@
 // Errors (iso::error), each naming the object (id and type name) and the operation:
 //   invalid_argument     an operation id the type does not have; arguments the operation's
 //                        unmarshal rejects (nothing is sent or applied); an owner that is
-//                        not a node of the job.
+//                        not a node of the job; arguments larger than one message; a typed
+//                        call whose result type has another size than the result.
 //   failed_precondition  a write operation called through read(); an object whose node has
 //                        ended (the job is over); a call inside an open isochron or inside
-//                        an operation's body.
+//                        an operation's guard or body (operations do not nest).
 //   aborted              a guard or body threw: its message is carried; the state is as it
 //                        was before the call (on every replica), and the call is gone.
 //   and the node's failure (a peer died) while a call waits.
-// Waits: a call waits for its result or its guard, and ends early only if the job fails
-// (naming the failed node). A guarded call may legitimately wait for as long as the program
-// takes to make its guard true. Thread safety: as its node, one thread at a time.
+// Waits (all in the node's event loop): a call waits for its result or its guard, and ends
+// early only if the job fails (naming the failed node). A guarded call may legitimately
+// wait for as long as the program takes to make its guard true, and a call to a single
+// copy waits for as long as its owner computes without calling into the runtime (the owner
+// serves requests whenever it waits or polls). Thread safety: as its node, one thread at a
+// time.
 #pragma once
 
 #include <any>

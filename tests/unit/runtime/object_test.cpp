@@ -83,6 +83,27 @@ TEST_P(Objects, EveryNodeIncrementsAndNodeZeroAwaitsTheTotal) {
   for (std::int64_t v : awaited) EXPECT_EQ(v, kNodes * kEach);
 }
 
+// The owner serves calls while it waits for anything else (here a plain message), not only
+// while it calls objects itself: node 0's calls complete while node 1 sits in receive().
+TEST(ObjectsSingleCopy, TheOwnerServesWhileItWaitsForSomethingElse) {
+  const iso::object_type int_type = iso::test::make_int_type();
+  std::int64_t got = -1;
+  const int status = run_inproc(2, job_options(), [&](iso::node& node) {
+    iso::object x(node, int_type, {.placement = object_placement::single_copy, .owner = 1});
+    if (node.id() == 0) {
+      for (int i = 0; i < 10; ++i) x.call<std::int64_t>(int_ops::kInc, std::int64_t{1});
+      got = x.read<std::int64_t>(int_ops::kValue);
+      const std::byte done{1};
+      node.send(1, std::span(&done, 1));
+    } else {
+      (void)node.receive();
+      EXPECT_EQ(x.writes_applied(), 10u);
+    }
+  });
+  EXPECT_EQ(status, 0);
+  EXPECT_EQ(got, 10);
+}
+
 // An object created by one node after the start, handed to the others by message (as
 // Orca's fork passes objects): they attach to it and use it like any other.
 TEST_P(Objects, AnObjectCreatedByOneNodeIsHandedToTheOthers) {
