@@ -43,7 +43,9 @@ inline iso::object_type make_int_type() {
       .write(kLower, "lower", [](std::int64_t& v, std::int64_t x) { return v = std::min(v, x); })
       .write(kMix, "mix",
              [](std::int64_t& v, std::int64_t x) {
-               v = v * 1000003 + x;  // depends on the order of the writes
+               // Depends on the order of the writes; wraps (unsigned, so defined).
+               v = static_cast<std::int64_t>(static_cast<std::uint64_t>(v) * 1000003U +
+                                             static_cast<std::uint64_t>(x));
                return v;
              })
       .write(kFaulty, "faulty",
