@@ -207,33 +207,42 @@ TEST_P(Objects, JobQueueGivesEveryJobExactlyOnceAndTheProgramEnds) {
   EXPECT_EQ(many.bound, best);
 }
 
-// Concurrent order-sensitive writes from every node: every replica ends identical, and
-// the final value is one the writes could have produced in some order (all of them).
+// Concurrent order-sensitive writes from every node: every replica ends identical, for
+// every multicast tree shape (the order's messages travel along it), with both NIC modes.
 TEST(ObjectsReplicated, ConcurrentWritesLeaveIdenticalReplicas) {
   constexpr int kNodes = 4;
   constexpr std::int64_t kEach = 40;
   const iso::object_type int_type = iso::test::make_int_type();
-  std::mutex mu;
-  std::map<node_id, std::vector<std::byte>> digests;
-  std::map<node_id, std::uint64_t> applied;
-  const int status = run_inproc(kNodes, job_options(), [&](iso::node& node) {
-    iso::object mixed(node, int_type, {.placement = object_placement::replicated});
-    iso::object done(node, int_type, {.placement = object_placement::replicated});
-    for (std::int64_t i = 0; i < kEach; ++i) {
-      mixed.call<std::int64_t>(int_ops::kMix, std::int64_t{node.id() * 1000 + i});
+  for (const char* shape : {"binary", "chain", "binomial"}) {
+    for (iso::nic_mode mode : {iso::nic_mode::thread, iso::nic_mode::inline_poll}) {
+      const std::string where =
+          std::string(shape) + (mode == iso::nic_mode::thread ? ", NIC thread" : ", NIC inline");
+      iso::options o = job_options();
+      o.multicast_tree = shape;
+      o.nic = mode;
+      std::mutex mu;
+      std::map<node_id, std::vector<std::byte>> digests;
+      std::map<node_id, std::uint64_t> applied;
+      const int status = run_inproc(kNodes, o, [&](iso::node& node) {
+        iso::object mixed(node, int_type, {.placement = object_placement::replicated});
+        iso::object done(node, int_type, {.placement = object_placement::replicated});
+        for (std::int64_t i = 0; i < kEach; ++i) {
+          mixed.call<std::int64_t>(int_ops::kMix, std::int64_t{node.id() * 1000 + i});
+        }
+        // Ordered after this node's writes (one order, per-sender FIFO): once every node's
+        // inc has been applied here, so has every write to `mixed`.
+        done.call<std::int64_t>(int_ops::kInc, std::int64_t{1});
+        done.read<std::int64_t>(int_ops::kAwait, std::int64_t{kNodes});
+        std::lock_guard lock(mu);
+        digests[node.id()] = mixed.state_bytes();
+        applied[node.id()] = mixed.writes_applied();
+      });
+      ASSERT_EQ(status, 0) << where;
+      for (const auto& [n, d] : digests) {
+        EXPECT_EQ(d, digests[0]) << where << ": node " << n << "'s replica differs from node 0's";
+        EXPECT_EQ(applied[n], static_cast<std::uint64_t>(kNodes * kEach)) << where;
+      }
     }
-    // Ordered after this node's writes (one order, per-sender FIFO): once every node's
-    // inc has been applied here, so has every write to `mixed`.
-    done.call<std::int64_t>(int_ops::kInc, std::int64_t{1});
-    done.read<std::int64_t>(int_ops::kAwait, std::int64_t{kNodes});
-    std::lock_guard lock(mu);
-    digests[node.id()] = mixed.state_bytes();
-    applied[node.id()] = mixed.writes_applied();
-  });
-  ASSERT_EQ(status, 0);
-  for (const auto& [n, d] : digests) {
-    EXPECT_EQ(d, digests[0]) << "replica of node " << n << " differs from node 0's";
-    EXPECT_EQ(applied[n], static_cast<std::uint64_t>(kNodes * kEach)) << "node " << n;
   }
 }
 
