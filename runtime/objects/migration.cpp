@@ -59,6 +59,12 @@ void object_table::apply_migrate(const ordered_delivery& d, object_id id, std::u
     return;
   }
   std::memcpy(&to, body.data(), sizeof(to));
+  if (to >= nodes_) {
+    loop_.fail(absl::InvalidArgumentError(absl::StrFormat(
+        "ordered migration from node %u moves object %u to node %u, outside the job", d.sender, id,
+        to)));
+    return;
+  }
   entry& object = **e;
   object.owner = to;
   ++object.moves;
