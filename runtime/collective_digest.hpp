@@ -26,6 +26,7 @@ class collective_digest {
     counter = 3,
     window = 4,
     ordered_group = 5,
+    object = 6,
   };
 
   explicit collective_digest(kind k) { add(static_cast<std::uint64_t>(k)); }

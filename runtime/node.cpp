@@ -151,6 +151,7 @@ node_state::~node_state() {
   // Messages the application still holds outlive the queue they are in: they must not
   // call back (reading their bytes now is the application's error, as documented).
   for (message::holder* h : in_place_) h->owner = nullptr;
+  if (objects_link_) objects_link_->owner = nullptr;  // object handles may outlive the node
 }
 
 std::unique_ptr<node> node_state::make_node(std::unique_ptr<node_state> state) {

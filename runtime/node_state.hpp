@@ -17,6 +17,8 @@
 #include "runtime/bootstrap/bootstrap.hpp"
 #include "runtime/counters/fetch_add_client.hpp"
 #include "runtime/messages/plain_messages.hpp"
+#include "runtime/objects/object_link.hpp"
+#include "runtime/objects/object_table.hpp"
 #include "runtime/onesided/remote_store_client.hpp"
 #include "runtime/ordered/isotach_groups.hpp"
 #include "runtime/ordered/sequencer_groups.hpp"
@@ -75,6 +77,11 @@ class node_state {
   // Ordered groups in the isotach order (runtime/ordered/isotach_groups.hpp).
   [[nodiscard]] runtime::isotach_groups& isotach_ordered() { return *isotach_ordered_; }
   std::uint32_t next_group_id() { return groups_++; }
+  // Shared objects (runtime/objects/object_table.hpp), built by the job's first collective
+  // object creation (so on every node at the same point, with the same group id), and the
+  // link their handles keep (runtime/objects/object_link.hpp).
+  [[nodiscard]] runtime::object_table& objects();
+  [[nodiscard]] const std::shared_ptr<object_link>& objects_link() { return objects_link_; }
   [[nodiscard]] nicfw::engine& nic() { return *nic_; }
   [[nodiscard]] std::size_t messages_waiting() const { return inbox_.size(); }
   // What the node's read handles share with it (see detail::node_link).
@@ -176,6 +183,9 @@ class node_state {
   std::uint64_t isochrons_ = 0;
   std::deque<std::unique_ptr<message::holder>> inbox_;  // delivered, not yet received
   std::vector<message::holder*> in_place_;  // received messages still in the NIC's queue
+  // Last: the table is a unit of loop_ and uses sequenced_.
+  std::shared_ptr<object_link> objects_link_;
+  std::unique_ptr<runtime::object_table> objects_;
 };
 
 // Throws iso::error carrying `status` (which must not be OK).

@@ -8,6 +8,7 @@
 #include "iso/isochron.hpp"
 #include "iso/node.hpp"
 #include "iso/notice.hpp"
+#include "iso/object.hpp"
 #include "iso/options.hpp"
 #include "iso/ordered_group.hpp"
 #include "iso/run.hpp"

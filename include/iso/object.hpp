@@ -1,0 +1,472 @@
+// Orca-style shared objects: an object type is a state plus operations; every operation is
+// atomic with respect to every other operation on the same object, and is either a read
+// (leaves the state as it was) or a write. An operation may be guarded: it has
+// alternatives `guard -> body`, and a caller whose every guard is false waits until one
+// becomes true (guards are evaluated only when the operation starts or is retried after a
+// write); there are no locks, no condition variables and no explicit signalling.
+//
+//   // The type, built once per process (usually by generated code, or by hand as here).
+//   constexpr iso::operation_id kInc = 0, kAwait = 1;
+//   using guard = bool (*)(const std::int64_t&, std::int64_t);
+//   using body = std::int64_t (*)(const std::int64_t&, std::int64_t);
+//   const iso::object_type int_type =
+//       iso::typed_object<std::int64_t>("Int")
+//           .write(kInc, "inc", [](std::int64_t& v, std::int64_t by) { return v += by; })
+//           .read(kAwait, "await", std::vector<std::pair<guard, body>>{
+//               {[](const std::int64_t& v, std::int64_t n) { return v >= n; },
+//                [](const std::int64_t& v, std::int64_t) { return v; }}})
+//           .type();
+//   iso::object total(node, int_type, {.placement = iso::object_placement::replicated});
+//   total.call<std::int64_t>(kInc, std::int64_t{1});                  // every node
+//   if (node.id() == 0) total.read<std::int64_t>(kAwait, std::int64_t{node.count()});
+//
+// Two layers. The runtime level (object_type, operation, alternative) sees a state as an
+// opaque pointer and arguments and results as bytes: generated proxies and skeletons target
+// it. The typed layer (typed_object<State>) builds such a type from C++ lambdas, with
+// trivially copyable arguments and results copied as bytes.
+//
+// Placement (object_options::placement):
+//   replicated   every node keeps a replica. A read runs on the caller's replica. A write
+//                goes through the job-wide total order (the sequencer order of
+//                iso/ordered_group.hpp) to every replica, which applies the writes in that
+//                order; the caller resumes, with the result, once its own replica applied it.
+//   single_copy  one node (object_options::owner) keeps the state; its operations run
+//                there, as a local call on the owner and by a request and reply from others.
+//                migrate() moves it, at a point of the job-wide order.
+//   automatic    a single copy that starts on object_options::owner (the hint) and moves to
+//                its heaviest user: the owner counts the calls it runs by calling node, and
+//                after each 64 of them, when one node made more than twice as many as the
+//                owner itself, the reply to that node's next call offers it the copy, and it
+//                migrates the copy to itself before that call returns. (Types without save
+//                and load stay where they are. Switching between replicated and a single
+//                copy by read/write ratio is not built yet.)
+// Placement never changes results.
+//
+// Guards and continuations. A call whose guards are all false leaves a continuation
+// (object, operation, arguments, whom to resume) on the object's FIFO queue, on every
+// replica for a write of a replicated object, on the caller's replica for a read. After
+// every write the queue is walked in order, repeatedly, until no waiting call can run: a
+// continuation whose guard is true runs then, and its caller resumes. Every replica sees
+// the same writes and walks the same queue, so an ordered call resumes at the same point of
+// the total order everywhere (resume_log() records it). No thread or stack is held per
+// waiting call: the caller waits in the node's event loop, serving everything else.
+//
+// Creation, two ways. Collective (SPMD, the constructor): every node creates the job's
+// objects in one order with the same type name and options; ids are assigned in that
+// order, and the constructor returns once every node created it. By one node (create()):
+// the creation is a message of the job-wide order, every node makes its replica (or notes
+// the owner) when it applies it, and ids are assigned in the order (from a range of their
+// own, so the two ways never collide); the creator may hand the id to any node, which
+// attach()es to it (as Orca's fork passes objects). For that, every node registers the
+// job's types first (register_object_type, collective). Handles are cheap to copy; all
+// copies name the same object. Objects live until their node ends.
+//
+// Errors (iso::error), each naming the object (id and type name) and the operation:
+//   invalid_argument     an operation id the type does not have; arguments the operation's
+//                        unmarshal rejects (nothing is sent or applied); an owner that is
+//                        not a node of the job; arguments larger than one message; a typed
+//                        call whose result type has another size than the result.
+//   failed_precondition  a write operation called through read(); an object whose node has
+//                        ended (the job is over); a call inside an open isochron or inside
+//                        an operation's guard or body (operations do not nest).
+//   aborted              a guard or body threw: its message is carried; the state is as it
+//                        was before the call (on every replica), and the call is gone.
+//   and the node's failure (a peer died) while a call waits.
+// Waits (all in the node's event loop): a call waits for its result or its guard, and ends
+// early only if the job fails (naming the failed node). A guarded call may legitimately
+// wait for as long as the program takes to make its guard true, and a call to a single
+// copy waits for as long as its owner computes without calling into the runtime (the owner
+// serves requests whenever it waits or polls). Thread safety: as its node, one thread at a
+// time.
+#pragma once
+
+#include <any>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "iso/error.hpp"
+#include "iso/node.hpp"
+
+namespace iso {
+
+// An operation's number within its type: small, chosen by the type's author (generated code
+// numbers operations as the .proto file lists them).
+using operation_id = std::uint32_t;
+// An object's number within the job, assigned in creation order.
+using object_id = std::uint64_t;
+
+enum class operation_kind : std::uint8_t { read, write };
+enum class object_placement : std::uint8_t { replicated, single_copy, automatic };
+
+// How the runtime keeps one state type. A state is an opaque pointer it never looks into.
+struct state_functions {
+  // A new state from initial bytes (empty: the default state). Throws iso::error
+  // (invalid_argument) for bytes it cannot take.
+  std::function<void*(std::span<const std::byte> initial)> create;
+  std::function<void(void*)> destroy;
+  // A copy: taken before a write whose body may throw, put back if it does.
+  std::function<void*(const void*)> clone;
+  // The state as bytes (a digest of replicas; migration), and a new state from such bytes.
+  // May be empty: an object whose type lacks either cannot migrate.
+  std::function<std::vector<std::byte>(const void*)> save = {};
+  std::function<void*(std::span<const std::byte> saved)> load = {};
+};
+
+// Decoded arguments of one call: whatever the operation's unmarshal made of the bytes.
+using decoded_arguments = std::any;
+
+// One `guard -> body` alternative of an operation.
+struct alternative {
+  // True when the body may run now. Empty: always true. Must not change anything.
+  std::function<bool(const void* state, const decoded_arguments& args)> guard = {};
+  // Runs the operation, appending its result's bytes to `result`. A read's body gets a state
+  // it must leave as it was.
+  std::function<void(void* state, const decoded_arguments& args, std::vector<std::byte>& result)>
+      body = {};
+};
+
+struct operation {
+  operation_id id = 0;
+  std::string name = {};
+  operation_kind kind = operation_kind::read;
+  // Decodes the argument bytes; throws iso::error (invalid_argument) saying what was wrong.
+  // Runs on the caller first (so that bad arguments go nowhere), then where the call runs.
+  std::function<decoded_arguments(std::span<const std::byte>)> unmarshal = {};
+  // Tried in order; the first whose guard is true runs. At least one.
+  std::vector<alternative> alternatives = {};
+  // False only for bodies that never throw: then no copy of the state is taken per write.
+  bool body_may_throw = true;
+};
+
+// A type of shared object: a name (for messages and the creation check), its state, and
+// its operations by id. Build it fully before the first object of the type is created;
+// objects keep a reference to it (shared), so it may be a temporary.
+class object_type {
+ public:
+  object_type(std::string name, state_functions state);
+
+  // Adds `op`. Throws iso::error (invalid_argument): an id already used, no alternative,
+  // an alternative without a body, or no unmarshal.
+  object_type& add(operation op);
+
+  [[nodiscard]] const std::string& name() const { return impl_->name; }
+  [[nodiscard]] const state_functions& state() const { return impl_->state; }
+  // The operation with `id`, or null.
+  [[nodiscard]] const operation* find(operation_id id) const;
+  [[nodiscard]] std::size_t operations() const { return impl_->ops.size(); }
+
+  // What objects of the type share (the runtime keeps it alive while they exist).
+  struct impl {
+    std::string name;
+    state_functions state;
+    std::vector<operation> ops;  // by id; ids without an operation have an empty name
+  };
+  [[nodiscard]] std::shared_ptr<const impl> shared() const { return impl_; }
+
+ private:
+  std::shared_ptr<impl> impl_;
+};
+
+struct object_options {
+  object_placement placement = object_placement::replicated;
+  node_id owner = 0;  // single_copy, automatic: the node that keeps the state first
+  std::vector<std::byte> initial = {};  // given to state_functions::create; empty: default
+};
+
+// One resumption of a waiting call, as a replica recorded it (resume_log()).
+struct resumed_call {
+  node_id caller = 0;
+  std::uint64_t call = 0;  // the caller's number for the call
+  operation_id op = 0;
+  std::uint64_t after_write = 0;  // how many writes the replica had applied then
+  bool operator==(const resumed_call&) const = default;
+};
+
+namespace detail {
+class node_state;
+struct object_link;
+}  // namespace detail
+
+// A handle to a shared object. Copyable; every copy names the same object.
+class object {
+ public:
+  // Collective: creates the job's next object of `type` (see the file comment).
+  object(node& n, const object_type& type, const object_options& opts);
+
+  // Not collective: creates an object of a registered type (register_object_type) through
+  // the job-wide order and returns once this node has it. Errors: a type not registered
+  // here, initial bytes the state rejects, an owner outside the job (invalid_argument).
+  static object create(node& n, const object_type& type, const object_options& opts);
+  // A handle to object `id` made anywhere in the job (its id was handed over in a message):
+  // waits until this node has applied its creation, for at most options.barrier_timeout
+  // (then deadline_exceeded). invalid_argument for an id no creation can give.
+  static object attach(node& n, object_id id);
+
+  [[nodiscard]] object_id id() const { return id_; }
+  [[nodiscard]] const std::string& type_name() const;
+  [[nodiscard]] object_placement placement() const;
+
+  // Runs operation `op` with argument bytes `args` (a read or a write, as the operation is
+  // declared) and returns its result's bytes. Blocks until the result is there (a guard may
+  // keep it waiting). Errors: see the file comment.
+  std::vector<std::byte> invoke(operation_id op, std::span<const std::byte> args);
+  // As invoke(), for a read only: a write operation is failed_precondition.
+  std::vector<std::byte> invoke_read(operation_id op, std::span<const std::byte> args);
+
+  // Typed calls: trivially copyable arguments and result, copied as bytes.
+  template <typename Result, typename... Args>
+  Result call(operation_id op, const Args&... args) {
+    return decode<Result>(invoke(op, encode(args...)), op);
+  }
+  template <typename Result, typename... Args>
+  Result read(operation_id op, const Args&... args) {
+    return decode<Result>(invoke_read(op, encode(args...)), op);
+  }
+
+  // Moves a single copy to node `to` at a point of the job-wide order (any node may ask;
+  // placement never changes results): calls waiting in its queue move with it, and calls
+  // on their way to the old owner follow it. Returns once this node has applied the move.
+  // Errors: a replicated object or a type without save and load (failed_precondition), `to`
+  // not a node of the job (invalid_argument). The copy travels as one packet: a state
+  // larger than a message fails the node that ships it.
+  void migrate(node_id to);
+
+  // Test and debug hooks, on this node's replica (single copy: on the owner only, else
+  // failed_precondition): the state's bytes (state_functions::save), the number of writes
+  // applied, the calls waiting in the object's queue now, and the ordered calls resumed
+  // from the queue in the order they resumed. They do not wait and make no progress.
+  [[nodiscard]] std::vector<std::byte> state_bytes() const;
+  [[nodiscard]] std::uint64_t writes_applied() const;
+  [[nodiscard]] std::size_t waiting_calls() const;
+  // The node that keeps a single copy, as this node knows it now (replicated: this node).
+  [[nodiscard]] node_id owner() const;
+  [[nodiscard]] std::vector<resumed_call> resume_log() const;
+
+ private:
+  template <typename... Args>
+  [[nodiscard]] static std::vector<std::byte> encode(const Args&... args) {
+    static_assert((std::is_trivially_copyable_v<Args> && ...),
+                  "typed object calls take trivially copyable arguments");
+    std::vector<std::byte> bytes((sizeof(Args) + ... + 0));
+    std::size_t at = 0;
+    ((std::memcpy(bytes.data() + at, &args, sizeof(Args)), at += sizeof(Args)), ...);
+    return bytes;
+  }
+  template <typename Result>
+  [[nodiscard]] Result decode(const std::vector<std::byte>& bytes, operation_id op) const {
+    if constexpr (std::is_void_v<Result>) {
+      (void)bytes;
+      (void)op;
+    } else {
+      static_assert(std::is_trivially_copyable_v<Result>,
+                    "typed object calls return trivially copyable results");
+      if (bytes.size() != sizeof(Result)) wrong_result_size(op, bytes.size(), sizeof(Result));
+      Result r;
+      std::memcpy(&r, bytes.data(), sizeof(Result));
+      return r;
+    }
+  }
+  [[noreturn]] void wrong_result_size(operation_id op, std::size_t got, std::size_t want) const;
+
+  object(std::shared_ptr<detail::object_link> link, object_id id)
+      : link_(std::move(link)), id_(id) {}
+
+  std::shared_ptr<detail::object_link> link_;
+  object_id id_ = 0;
+};
+
+// Collective: makes `type` known on every node under its name, so that objects of it can be
+// created by one node (object::create) and attached to anywhere. Every node registers the
+// job's types in one order; a node that registers another fails the rendezvous. A second
+// registration of the same type is a no-op; another type under a registered name is
+// invalid_argument.
+void register_object_type(node& n, const object_type& type);
+
+namespace detail {
+
+// Bytes -> a tuple of trivially copyable values, or invalid_argument.
+[[noreturn]] void throw_argument_size(std::size_t got, std::size_t want);
+template <typename... Args>
+std::tuple<Args...> unpack_arguments(std::span<const std::byte> bytes) {
+  static_assert((std::is_trivially_copyable_v<Args> && ...),
+                "typed operations take trivially copyable arguments");
+  constexpr std::size_t want = (sizeof(Args) + ... + 0);
+  if (bytes.size() != want) throw_argument_size(bytes.size(), want);
+  std::tuple<Args...> values;
+  std::size_t at = 0;
+  std::apply(
+      [&](auto&... v) { ((std::memcpy(&v, bytes.data() + at, sizeof(v)), at += sizeof(v)), ...); },
+      values);
+  return values;
+}
+template <typename R>
+void append_result(std::vector<std::byte>& out, const R& r) {
+  static_assert(std::is_trivially_copyable_v<R>, "typed operations return trivially copyable");
+  const std::size_t at = out.size();
+  out.resize(at + sizeof(R));
+  std::memcpy(out.data() + at, &r, sizeof(R));
+}
+
+template <typename F>
+struct callable_args;
+template <typename R, typename C, typename S, typename... A>
+struct callable_args<R (C::*)(S, A...) const> {
+  using result = R;
+  using args = std::tuple<std::decay_t<A>...>;
+};
+template <typename R, typename S, typename... A>
+struct callable_args<R (*)(S, A...)> {
+  using result = R;
+  using args = std::tuple<std::decay_t<A>...>;
+};
+template <typename F>
+struct lambda_traits_of {
+  using type = callable_args<decltype(&F::operator())>;
+};
+template <typename R, typename S, typename... A>
+struct lambda_traits_of<R (*)(S, A...)> {
+  using type = callable_args<R (*)(S, A...)>;
+};
+template <typename F>
+using lambda_traits = typename lambda_traits_of<F>::type;
+
+}  // namespace detail
+
+// Builds an object_type whose state is a C++ value of type State (copyable; `save` copies
+// its bytes when State is trivially copyable, else uses the given function). Operations are
+// lambdas `(State&, Args...) -> Result` for writes and `(const State&, Args...) -> Result`
+// for reads, guards `(const State&, Args...) -> bool`; Args and Result trivially copyable
+// (Result may be void).
+template <typename State>
+class typed_object {
+ public:
+  // `save` and `load` (inverses) are needed only when State is not trivially copyable, and
+  // then only to compare replicas (save) or to migrate (both).
+  explicit typed_object(std::string name,
+                        std::function<std::vector<std::byte>(const State&)> save = {},
+                        std::function<State(std::span<const std::byte>)> load = {})
+      : type_(std::move(name), functions(std::move(save), std::move(load))) {}
+
+  // An unguarded write or read.
+  template <typename Body>
+  typed_object& write(operation_id id, std::string name, Body body) {
+    return add_guarded<std::nullptr_t, Body>(id, std::move(name), operation_kind::write,
+                                             {{nullptr, std::move(body)}});
+  }
+  template <typename Body>
+  typed_object& read(operation_id id, std::string name, Body body) {
+    return add_guarded<std::nullptr_t, Body>(id, std::move(name), operation_kind::read,
+                                             {{nullptr, std::move(body)}});
+  }
+  // Guarded: alternatives {guard, body}, tried in order.
+  template <typename Guard, typename Body>
+  typed_object& write(operation_id id, std::string name,
+                      std::vector<std::pair<Guard, Body>> alternatives) {
+    return add_guarded<Guard, Body>(id, std::move(name), operation_kind::write,
+                                    std::move(alternatives));
+  }
+  template <typename Guard, typename Body>
+  typed_object& read(operation_id id, std::string name,
+                     std::vector<std::pair<Guard, Body>> alternatives) {
+    return add_guarded<Guard, Body>(id, std::move(name), operation_kind::read,
+                                    std::move(alternatives));
+  }
+
+  [[nodiscard]] const object_type& type() const { return type_; }
+
+ private:
+  static state_functions functions(std::function<std::vector<std::byte>(const State&)> save,
+                                   std::function<State(std::span<const std::byte>)> load) {
+    state_functions f;
+    f.create = [](std::span<const std::byte> initial) -> void* {
+      if (initial.empty()) return new State();
+      if constexpr (std::is_trivially_copyable_v<State>) {
+        if (initial.size() != sizeof(State)) {
+          detail::throw_argument_size(initial.size(), sizeof(State));
+        }
+        auto* s = new State();
+        std::memcpy(static_cast<void*>(s), initial.data(), sizeof(State));
+        return s;
+      } else {
+        throw error(error_code::invalid_argument,
+                    "this typed object takes no initial bytes (its state is not trivially "
+                    "copyable)");
+      }
+    };
+    f.destroy = [](void* s) { delete static_cast<State*>(s); };
+    f.clone = [](const void* s) -> void* { return new State(*static_cast<const State*>(s)); };
+    if (load) {
+      f.load = [load = std::move(load)](std::span<const std::byte> saved) -> void* {
+        return new State(load(saved));
+      };
+    } else if constexpr (std::is_trivially_copyable_v<State>) {
+      f.load = f.create;
+    }
+    f.save = [save = std::move(save)](const void* s) {
+      const auto& state = *static_cast<const State*>(s);
+      if (save) return save(state);
+      std::vector<std::byte> bytes;
+      if constexpr (std::is_trivially_copyable_v<State>) detail::append_result(bytes, state);
+      return bytes;
+    };
+    return f;
+  }
+
+  template <typename Guard, typename Body>
+  typed_object& add_guarded(operation_id id, std::string name, operation_kind kind,
+                            std::vector<std::pair<Guard, Body>> alternatives) {
+    using traits = detail::lambda_traits<Body>;
+    using args_tuple = typename traits::args;
+    using result_type = typename traits::result;
+    operation op;
+    op.id = id;
+    op.name = std::move(name);
+    op.kind = kind;
+    op.unmarshal = [](std::span<const std::byte> bytes) -> decoded_arguments {
+      return std::apply(
+          [&](auto... tag) {
+            return decoded_arguments(detail::unpack_arguments<decltype(tag)...>(bytes));
+          },
+          args_tuple{});
+    };
+    for (auto& [guard, body] : alternatives) {
+      alternative alt;
+      if constexpr (!std::is_same_v<Guard, std::nullptr_t>) {
+        alt.guard = [guard = std::move(guard)](const void* s, const decoded_arguments& a) {
+          return std::apply(
+              [&](const auto&... v) { return guard(*static_cast<const State*>(s), v...); },
+              std::any_cast<const args_tuple&>(a));
+        };
+      }
+      alt.body = [body = std::move(body)](void* s, const decoded_arguments& a,
+                                          std::vector<std::byte>& out) {
+        std::apply(
+            [&](const auto&... v) {
+              State& state = *static_cast<State*>(s);
+              if constexpr (std::is_void_v<result_type>) {
+                body(state, v...);
+              } else {
+                detail::append_result(out, body(state, v...));
+              }
+            },
+            std::any_cast<const args_tuple&>(a));
+      };
+      op.alternatives.push_back(std::move(alt));
+    }
+    type_.add(std::move(op));
+    return *this;
+  }
+
+  object_type type_;
+};
+
+}  // namespace iso

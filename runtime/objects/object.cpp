@@ -1,0 +1,175 @@
+// The public API of shared objects (include/iso/object.hpp): building a type, the
+// collective creation, and calls, over the node's object table.
+#include "iso/object.hpp"
+
+#include "absl/strings/str_format.h"
+#include "runtime/node_state.hpp"
+#include "runtime/objects/object_link.hpp"
+#include "runtime/objects/object_table.hpp"
+#include "runtime/progress/event_loop.hpp"
+
+namespace iso {
+namespace detail {
+
+void throw_argument_size(std::size_t got, std::size_t want) {
+  throw error(error_code::invalid_argument,
+              absl::StrFormat("%u bytes where %u were expected", got, want));
+}
+
+runtime::object_table& node_state::objects() {
+  if (!objects_) {
+    objects_ =
+        std::make_unique<runtime::object_table>(loop_, *sequenced_, id(), count(), next_group_id(),
+                                                runtime::plain_messages::max_message_size(*nic_));
+    objects_link_ = std::make_shared<object_link>(object_link{.owner = this});
+  }
+  return *objects_;
+}
+
+namespace {
+
+// The node behind a handle, or failed_precondition once it has ended.
+node_state& state_of(const std::shared_ptr<object_link>& link, object_id id, const char* what) {
+  if (!link || link->owner == nullptr) {
+    throw_status(absl::FailedPreconditionError(absl::StrFormat(
+        "%s on object %u: its node has ended (the job is over); objects live as long as "
+        "their node",
+        what, id)));
+  }
+  return *link->owner;
+}
+
+}  // namespace
+}  // namespace detail
+
+object_type::object_type(std::string name, state_functions state)
+    : impl_(std::make_shared<impl>(
+          impl{.name = std::move(name), .state = std::move(state), .ops = {}})) {
+  if (!impl_->state.create || !impl_->state.destroy || !impl_->state.clone) {
+    throw error(
+        error_code::invalid_argument,
+        absl::StrFormat("object type %s: create, destroy and clone are required", impl_->name));
+  }
+}
+
+object_type& object_type::add(operation op) {
+  auto refuse = [&](const std::string& why) {
+    throw error(
+        error_code::invalid_argument,
+        absl::StrFormat("object type %s, operation %u (%s): %s", impl_->name, op.id, op.name, why));
+  };
+  if (op.name.empty()) refuse("an operation needs a name");
+  if (op.id < impl_->ops.size() && !impl_->ops[op.id].name.empty()) {
+    refuse(absl::StrFormat("id %u is already operation %s", op.id, impl_->ops[op.id].name));
+  }
+  // Ids index a table: keep them small, as generated code numbers them.
+  constexpr operation_id kMaxId = 4096;
+  if (op.id >= kMaxId) refuse(absl::StrFormat("ids must be below %u", kMaxId));
+  if (!op.unmarshal) refuse("no unmarshal");
+  if (op.alternatives.empty()) refuse("no alternative");
+  for (const alternative& alt : op.alternatives) {
+    if (!alt.body) refuse("an alternative without a body");
+  }
+  if (op.id >= impl_->ops.size()) impl_->ops.resize(op.id + 1);
+  impl_->ops[op.id] = std::move(op);
+  return *this;
+}
+
+const operation* object_type::find(operation_id id) const {
+  if (id < impl_->ops.size() && !impl_->ops[id].name.empty()) return &impl_->ops[id];
+  return nullptr;
+}
+
+object::object(node& n, const object_type& type, const object_options& opts) {
+  detail::node_state& state = detail::node_state::of(n);
+  detail::throw_if_error(state.usable_outside_isochron("object creation"));
+  runtime::object_table& table = state.objects();
+  id_ = detail::value_or_throw(table.create(type.shared(), opts));
+  link_ = state.objects_link();
+  detail::throw_if_error(state.rendezvous(table.creation_digest(id_), "object creation"));
+}
+
+object object::create(node& n, const object_type& type, const object_options& opts) {
+  detail::node_state& state = detail::node_state::of(n);
+  detail::throw_if_error(state.usable_outside_isochron("object::create"));
+  const object_id id = detail::value_or_throw(state.objects().create_ordered(type.shared(), opts));
+  return {state.objects_link(), id};
+}
+
+object object::attach(node& n, object_id id) {
+  detail::node_state& state = detail::node_state::of(n);
+  detail::throw_if_error(state.usable_outside_isochron("object::attach"));
+  detail::throw_if_error(
+      state.objects().attach(id, absl::FromChrono(state.options().barrier_timeout)));
+  return {state.objects_link(), id};
+}
+
+void register_object_type(node& n, const object_type& type) {
+  detail::node_state& state = detail::node_state::of(n);
+  detail::throw_if_error(state.usable_outside_isochron("register_object_type"));
+  const std::uint64_t digest = detail::value_or_throw(state.objects().register_type(type.shared()));
+  detail::throw_if_error(state.rendezvous(digest, "register_object_type"));
+}
+
+const std::string& object::type_name() const {
+  detail::node_state& state = detail::state_of(link_, id_, "type_name()");
+  // The table keeps the type, so the name lives as long as the node.
+  return *detail::value_or_throw(state.objects().type_name(id_));
+}
+
+object_placement object::placement() const {
+  detail::node_state& state = detail::state_of(link_, id_, "placement()");
+  return detail::value_or_throw(state.objects().placement_of(id_));
+}
+
+std::vector<std::byte> object::invoke(operation_id op, std::span<const std::byte> args) {
+  detail::node_state& state = detail::state_of(link_, id_, "invoke()");
+  detail::throw_if_error(state.usable_outside_isochron("object call"));
+  return detail::value_or_throw(state.objects().invoke(id_, op, args, false));
+}
+
+std::vector<std::byte> object::invoke_read(operation_id op, std::span<const std::byte> args) {
+  detail::node_state& state = detail::state_of(link_, id_, "invoke_read()");
+  detail::throw_if_error(state.usable_outside_isochron("object call"));
+  return detail::value_or_throw(state.objects().invoke(id_, op, args, true));
+}
+
+void object::migrate(node_id to) {
+  detail::node_state& state = detail::state_of(link_, id_, "migrate()");
+  detail::throw_if_error(state.usable_outside_isochron("object::migrate"));
+  detail::throw_if_error(state.objects().migrate(id_, to));
+}
+
+std::vector<std::byte> object::state_bytes() const {
+  detail::node_state& state = detail::state_of(link_, id_, "state_bytes()");
+  return detail::value_or_throw(state.objects().state_bytes(id_));
+}
+
+std::uint64_t object::writes_applied() const {
+  detail::node_state& state = detail::state_of(link_, id_, "writes_applied()");
+  return detail::value_or_throw(state.objects().writes_applied(id_));
+}
+
+std::size_t object::waiting_calls() const {
+  detail::node_state& state = detail::state_of(link_, id_, "waiting_calls()");
+  return detail::value_or_throw(state.objects().waiting_calls(id_));
+}
+
+node_id object::owner() const {
+  detail::node_state& state = detail::state_of(link_, id_, "owner()");
+  return detail::value_or_throw(state.objects().owner_of(id_));
+}
+
+std::vector<resumed_call> object::resume_log() const {
+  detail::node_state& state = detail::state_of(link_, id_, "resume_log()");
+  return detail::value_or_throw(state.objects().resume_log(id_));
+}
+
+void object::wrong_result_size(operation_id op, std::size_t got, std::size_t want) const {
+  throw error(error_code::invalid_argument,
+              absl::StrFormat("object %u, operation %u: a result of %u bytes where the caller "
+                              "expects %u",
+                              id_, op, got, want));
+}
+
+}  // namespace iso

@@ -1,0 +1,699 @@
+#include "runtime/objects/object_table.hpp"
+
+#include <exception>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_format.h"
+#include "iso/error.hpp"
+#include "nicfw/credit_ledger.hpp"
+#include "runtime/collective_digest.hpp"
+#include "runtime/objects/object_wire.hpp"
+
+namespace iso::runtime {
+namespace {
+
+namespace wire = objects_wire;
+
+std::string describe(const object_id id, const std::string& type) {
+  return absl::StrFormat("object %u (%s)", id, type);
+}
+
+std::string describe(const object_id id, const std::string& type, const operation& op) {
+  return absl::StrFormat("object %u (%s), operation %u (%s)", id, type, op.id, op.name);
+}
+
+// Progress is forbidden while user code runs: a body or guard that waited would run other
+// calls of the same object in the middle of this one.
+class user_code_scope {
+ public:
+  explicit user_code_scope(event_loop& loop) : loop_(loop), was_(loop.progress_forbidden()) {
+    loop_.forbid_progress(true);
+  }
+  ~user_code_scope() { loop_.forbid_progress(was_); }
+  user_code_scope(const user_code_scope&) = delete;
+  user_code_scope& operator=(const user_code_scope&) = delete;
+
+ private:
+  event_loop& loop_;
+  bool was_;
+};
+
+std::string what_of(const std::exception_ptr& e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& ex) {
+    return ex.what();
+  } catch (...) {
+    return "an exception that is not a std::exception";
+  }
+}
+
+}  // namespace
+
+object_table::object_table(event_loop& loop, sequencer_groups& ordered, comm::node_id self,
+                           std::uint32_t nodes, std::uint32_t group, std::size_t max_direct)
+    : loop_(loop),
+      ordered_(ordered),
+      self_(self),
+      nodes_(nodes),
+      group_(group),
+      max_direct_(max_direct) {
+  std::vector<comm::node_id> everyone(nodes);
+  for (comm::node_id n = 0; n < nodes; ++n) everyone[n] = n;
+  ordered_.open(group_, everyone);
+  loop_.add_direct_unit(*this, static_cast<std::uint8_t>(direct_tag::objects));
+}
+
+object_table::~object_table() = default;
+
+absl::StatusOr<std::unique_ptr<object_table::entry>> object_table::make_entry(
+    object_id id, std::shared_ptr<const object_type::impl> type, const object_options& opts) const {
+  const bool single = opts.placement != object_placement::replicated;
+  if (single && opts.owner >= nodes_) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: owner %u is not a node of the job (nodes 0..%u)",
+                        describe(id, type->name), opts.owner, nodes_ - 1));
+  }
+  auto e = std::make_unique<entry>();
+  e->id = id;
+  e->where = single ? object_placement::single_copy : object_placement::replicated;
+  e->owner = single ? opts.owner : 0;
+  e->automatic = opts.placement == object_placement::automatic;
+  e->offer_to = nodes_;
+  e->uses.assign(nodes_, 0);
+  e->state = state_ptr(nullptr, object_state_deleter{&type->state});
+  if (opts.placement == object_placement::replicated || opts.owner == self_) {
+    try {
+      e->state.reset(type->state.create(opts.initial));
+    } catch (...) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: initial state: %s", describe(id, type->name), what_of(std::current_exception())));
+    }
+  }
+  e->type = std::move(type);
+  return e;
+}
+
+absl::StatusOr<object_id> object_table::create(std::shared_ptr<const object_type::impl> type,
+                                               const object_options& opts) {
+  absl::StatusOr<std::unique_ptr<entry>> e = make_entry(next_id_, std::move(type), opts);
+  if (!e.ok()) return e.status();
+  const object_id id = next_id_++;
+  objects_[id] = *std::move(e);
+  return id;
+}
+
+absl::StatusOr<std::uint64_t> object_table::register_type(
+    std::shared_ptr<const object_type::impl> type) {
+  auto [it, added] = types_.try_emplace(type->name, type);
+  if (!added && it->second != type) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "object type %s: node %u has registered another type under that name", type->name, self_));
+  }
+  collective_digest d(collective_digest::kind::object);
+  d.add(type->ops.size());
+  for (const char c : type->name) d.add(static_cast<std::uint64_t>(c));
+  for (const operation& op : type->ops) {
+    d.add(static_cast<std::uint64_t>(op.kind)).add(op.alternatives.size());
+  }
+  return d.value();
+}
+
+namespace {
+
+// The body of an ordered creation: placement, owner, the type's name, the initial bytes.
+struct create_header {
+  std::uint8_t placement = 0;
+  std::uint8_t reserved[3] = {};
+  std::uint32_t owner = 0;
+  std::uint32_t name_length = 0;
+};
+
+}  // namespace
+
+absl::StatusOr<object_id> object_table::create_ordered(
+    const std::shared_ptr<const object_type::impl>& type, const object_options& opts) {
+  auto known = types_.find(type->name);
+  if (known == types_.end() || known->second != type) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "object creation on node %u: type %s is not registered (register_object_type, on "
+        "every node, before objects of it are created by one node)",
+        self_, type->name));
+  }
+  // The checks every node would make, here first: nothing goes out that would fail there.
+  object_options here = opts;
+  here.placement = object_placement::replicated;  // builds the state, to check the bytes
+  if (absl::Status s = make_entry(next_ordered_id_, type, opts).status(); !s.ok()) return s;
+  if (absl::Status s = make_entry(next_ordered_id_, type, here).status(); !s.ok()) return s;
+  const create_header c{.placement = static_cast<std::uint8_t>(opts.placement),
+                        .owner = opts.owner,
+                        .name_length = static_cast<std::uint32_t>(type->name.size())};
+  std::vector<std::byte> body = wire::frame(c, std::as_bytes(std::span(type->name)));
+  body.insert(body.end(), opts.initial.begin(), opts.initial.end());
+  const std::uint64_t call = next_call_++;
+  pending_[call] = {};
+  if (absl::Status s = send_ordered(wire::kCreateOp, 0, call, body); !s.ok()) {
+    pending_.erase(call);
+    return s;
+  }
+  absl::StatusOr<std::vector<std::byte>> id = wait(call);
+  if (!id.ok()) return id.status();
+  object_id out = 0;
+  std::memcpy(&out, id->data(), sizeof(out));
+  return out;
+}
+
+void object_table::apply_create(const ordered_delivery& d, std::uint64_t call) {
+  const std::span<const std::byte> body = std::span(d.bytes).subspan(sizeof(wire::write_header));
+  const std::optional<create_header> c = wire::header_of<create_header>(body);
+  if (!c || body.size() - sizeof(create_header) < c->name_length) {
+    loop_.fail(absl::InvalidArgumentError(
+        absl::StrFormat("ordered object creation of %u bytes from node %u is malformed",
+                        d.bytes.size(), d.sender)));
+    return;
+  }
+  const std::span<const std::byte> name_bytes = body.subspan(sizeof(create_header), c->name_length);
+  const std::string name(reinterpret_cast<const char*>(name_bytes.data()), name_bytes.size());
+  const object_id id = next_ordered_id_++;
+  auto type = types_.find(name);
+  if (type == types_.end()) {
+    loop_.fail(absl::FailedPreconditionError(absl::StrFormat(
+        "object %u of type %s, created by node %u: the type is not registered on node %u", id, name,
+        d.sender, self_)));
+    return;
+  }
+  const std::span<const std::byte> initial = body.subspan(sizeof(create_header) + c->name_length);
+  absl::StatusOr<std::unique_ptr<entry>> e =
+      make_entry(id, type->second,
+                 {.placement = static_cast<object_placement>(c->placement),
+                  .owner = c->owner,
+                  .initial = {initial.begin(), initial.end()}});
+  if (!e.ok()) {
+    // The creator checked the same: only a node whose state functions disagree gets here.
+    loop_.fail(e.status());
+    return;
+  }
+  objects_[id] = *std::move(e);
+  if (d.sender == self_) {
+    outcome out;
+    out.result.resize(sizeof(id));
+    std::memcpy(out.result.data(), &id, sizeof(id));
+    complete(call, std::move(out));
+  }
+}
+
+absl::Status object_table::attach(object_id id, absl::Duration timeout) {
+  if (id < kOrderedIds) {
+    return find(id, "attach").status();
+  }
+  if (objects_.contains(id)) return absl::OkStatus();
+  const absl::Time deadline = absl::Now() + timeout;
+  bool expired = false;
+  if (absl::Status s = loop_.wait_for([&] {
+        if (objects_.contains(id)) return true;
+        expired = absl::Now() >= deadline;
+        return expired;
+      });
+      !s.ok()) {
+    return s;
+  }
+  if (!expired) return absl::OkStatus();
+  return absl::DeadlineExceededError(absl::StrFormat(
+      "attach on node %u: object %u was not created here within %s (%u objects were created "
+      "through the order so far)",
+      self_, id, absl::FormatDuration(timeout), next_ordered_id_ - kOrderedIds));
+}
+
+std::uint64_t object_table::creation_digest(object_id id) const {
+  const entry& e = *objects_.at(id);
+  collective_digest d(collective_digest::kind::object);
+  d.add(id).add(static_cast<std::uint64_t>(e.where)).add(e.owner).add(e.type->ops.size());
+  d.add(e.automatic ? 1 : 0);
+  for (const char c : e.type->name) d.add(static_cast<std::uint64_t>(c));
+  for (const operation& op : e.type->ops) {
+    d.add(static_cast<std::uint64_t>(op.kind)).add(op.alternatives.size());
+  }
+  return d.value();
+}
+
+absl::StatusOr<object_table::entry*> object_table::find(object_id id, const char* what) const {
+  auto it = objects_.find(id);
+  if (it == objects_.end()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: object %u does not exist on node %u", what, id, self_));
+  }
+  return it->second.get();
+}
+
+absl::StatusOr<const operation*> object_table::find_op(const entry& e, operation_id op) const {
+  if (op < e.type->ops.size() && !e.type->ops[op].name.empty()) return &e.type->ops[op];
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "%s: type %s has no operation %u", describe(e.id, e.type->name), e.type->name, op));
+}
+
+std::optional<object_table::outcome> object_table::attempt(entry& e, const operation& op,
+                                                           const decoded_arguments& args) {
+  const user_code_scope scope(loop_);
+  const bool write = op.kind == operation_kind::write;
+  const char* phase = "a guard";
+  try {
+    for (const alternative& alt : op.alternatives) {
+      phase = "a guard";
+      if (alt.guard && !alt.guard(e.state.get(), args)) continue;
+      phase = "the body";
+      outcome out;
+      if (write && op.body_may_throw) {
+        // The strong guarantee: a body that throws leaves the state as it was.
+        state_ptr backup(e.type->state.clone(e.state.get()), object_state_deleter{&e.type->state});
+        try {
+          alt.body(e.state.get(), args, out.result);
+        } catch (...) {
+          e.state.swap(backup);
+          throw;
+        }
+      } else {
+        alt.body(e.state.get(), args, out.result);
+      }
+      if (write) ++e.writes;
+      return out;
+    }
+  } catch (...) {
+    return outcome::failure(
+        absl::AbortedError(absl::StrFormat("%s: %s threw: %s", describe(e.id, e.type->name, op),
+                                           phase, what_of(std::current_exception()))));
+  }
+  return std::nullopt;
+}
+
+void object_table::execute(entry& e, const operation& op, decoded_arguments args,
+                           comm::node_id caller, std::uint64_t call, bool logged,
+                           std::span<const std::byte> raw) {
+  std::optional<outcome> out = attempt(e, op, args);
+  if (!out) {
+    waiting_call w{.op = op.id,
+                   .args = std::move(args),
+                   .caller = caller,
+                   .call = call,
+                   .logged = logged,
+                   .raw = {}};
+    if (e.where == object_placement::single_copy) w.raw.assign(raw.begin(), raw.end());
+    e.queue.push_back(std::move(w));
+    return;
+  }
+  const bool changed = op.kind == operation_kind::write && out->status.ok();
+  resume(e, caller, call, *std::move(out));
+  if (changed) walk_queue(e);
+}
+
+void object_table::walk_queue(entry& e) {
+  bool again = true;
+  while (again) {
+    again = false;
+    for (auto it = e.queue.begin(); it != e.queue.end();) {
+      const operation& op = e.type->ops[it->op];
+      std::optional<outcome> out = attempt(e, op, it->args);
+      if (!out) {
+        ++it;
+        continue;
+      }
+      waiting_call w = std::move(*it);
+      it = e.queue.erase(it);
+      if (w.logged) {
+        e.log.push_back({.caller = w.caller, .call = w.call, .op = w.op, .after_write = e.writes});
+      }
+      const bool changed = op.kind == operation_kind::write && out->status.ok();
+      resume(e, w.caller, w.call, *std::move(out));
+      if (changed) {
+        again = true;  // the state changed: calls before this one may run now
+        break;
+      }
+    }
+  }
+}
+
+void object_table::resume(entry& e, comm::node_id caller, std::uint64_t call, outcome out) {
+  if (caller == self_) {
+    complete(call, std::move(out));
+  } else if (e.where == object_placement::single_copy) {
+    send_reply(caller, call, out, offer_for(e, caller));
+  }
+  // A replicated write resumes its caller at the caller's own replica.
+}
+
+void object_table::complete(std::uint64_t call, outcome out) {
+  auto it = pending_.find(call);
+  if (it == pending_.end()) return;  // the caller gave up (its node failed)
+  it->second.done = true;
+  it->second.out = std::move(out);
+}
+
+absl::StatusOr<std::vector<std::byte>> object_table::invoke(object_id id, operation_id op_id,
+                                                            std::span<const std::byte> args,
+                                                            bool read_path) {
+  if (loop_.progress_forbidden()) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "object %u: operation %u called inside an operation's guard or body, or a message "
+        "handler; operations cannot nest",
+        id, op_id));
+  }
+  absl::StatusOr<entry*> found = find(id, "object call");
+  if (!found.ok()) return found.status();
+  entry& e = **found;
+  absl::StatusOr<const operation*> op_found = find_op(e, op_id);
+  if (!op_found.ok()) return op_found.status();
+  const operation& op = **op_found;
+  if (read_path && op.kind == operation_kind::write) {
+    return absl::FailedPreconditionError(absl::StrFormat("%s is a write; it was called as a read",
+                                                         describe(e.id, e.type->name, op)));
+  }
+  // The caller decodes first: arguments that do not decode go nowhere.
+  decoded_arguments decoded;
+  try {
+    decoded = op.unmarshal(args);
+  } catch (...) {
+    return absl::InvalidArgumentError(absl::StrFormat("%s: arguments of %u bytes: %s",
+                                                      describe(e.id, e.type->name, op), args.size(),
+                                                      what_of(std::current_exception())));
+  }
+  const std::uint64_t call = next_call_++;
+  pending_[call] = {};
+  const bool write = op.kind == operation_kind::write;
+  if (e.where == object_placement::replicated && write) {
+    if (absl::Status s = send_ordered(op_id, id, call, args); !s.ok()) {
+      pending_.erase(call);
+      if (s.code() == absl::StatusCode::kOutOfRange) {
+        return absl::InvalidArgumentError(
+            absl::StrFormat("%s: %s", describe(e.id, e.type->name, op), s.message()));
+      }
+      return s;
+    }
+  } else if (e.where == object_placement::replicated) {
+    execute(e, op, std::move(decoded), self_, call, /*logged=*/false, args);
+  } else {
+    // A copy on its way here: wait for it (or for it to move on).
+    if (e.owner == self_ && !e.state) {
+      if (absl::Status s = loop_.wait_for([&] { return e.owner != self_ || e.state; }); !s.ok()) {
+        pending_.erase(call);
+        return s;
+      }
+    }
+    if (e.owner == self_) {
+      note_use(e, self_);
+      execute(e, op, std::move(decoded), self_, call, /*logged=*/true, args);
+    } else {
+      if (sizeof(wire::request_header) + args.size() > max_direct_) {
+        pending_.erase(call);
+        return absl::InvalidArgumentError(
+            absl::StrFormat("%s: arguments of %u bytes exceed the largest request of %u bytes",
+                            describe(e.id, e.type->name, op), args.size(),
+                            max_direct_ - sizeof(wire::request_header)));
+      }
+      request r{.from = self_,
+                .object = id,
+                .op = op_id,
+                .call = call,
+                .args = {args.begin(), args.end()},
+                .epoch = e.moves};
+      send_request(r, e.owner);
+      pending_[call].sent = std::move(r);
+    }
+  }
+  bool offered = false;
+  absl::StatusOr<std::vector<std::byte>> result = wait(call, &offered);
+  if (offered) {
+    // Automatic placement: this node uses the copy most; it moves here.
+    if (absl::Status s = migrate(id, self_); !s.ok()) return s;
+  }
+  return result;
+}
+
+absl::Status object_table::send_ordered(operation_id op, object_id id, std::uint64_t call,
+                                        std::span<const std::byte> body) {
+  const wire::write_header h{.object = id, .op = op, .call = call};
+  std::vector<std::byte> message = wire::frame(h, body);
+  const std::size_t limit = ordered_.max_batch(nodes_) - sizeof(std::uint32_t);
+  if (message.size() > limit) {
+    return absl::OutOfRangeError(absl::StrFormat(
+        "%u bytes exceed the largest ordered write of %u bytes", body.size(), limit - sizeof(h)));
+  }
+  const auto length = static_cast<std::uint32_t>(message.size());
+  std::vector<std::byte> batch(sizeof(length) + message.size());
+  std::memcpy(batch.data(), &length, sizeof(length));
+  std::memcpy(batch.data() + sizeof(length), message.data(), message.size());
+  return ordered_.send(group_, batch);
+}
+
+absl::StatusOr<std::vector<std::byte>> object_table::wait(std::uint64_t call, bool* offered) {
+  auto it = pending_.find(call);
+  if (!it->second.done) {
+    if (absl::Status s = loop_.wait_for([&] { return it->second.done; }); !s.ok()) {
+      pending_.erase(it);
+      return s;
+    }
+  }
+  outcome out = std::move(it->second.out);
+  if (offered != nullptr) *offered = it->second.offered;
+  pending_.erase(it);
+  if (!out.status.ok()) return out.status;
+  return std::move(out.result);
+}
+
+void object_table::apply_ordered(const ordered_delivery& d) {
+  const std::optional<wire::write_header> h = wire::header_of<wire::write_header>(d.bytes);
+  if (h && h->op == wire::kCreateOp) {
+    apply_create(d, h->call);
+    return;
+  }
+  if (h && h->op == wire::kMigrateOp) {
+    apply_migrate(d, h->object, h->call);
+    return;
+  }
+  absl::StatusOr<entry*> e =
+      h ? find(h->object, "ordered write") : absl::InvalidArgumentError("ordered write too short");
+  absl::StatusOr<const operation*> op =
+      e.ok() ? find_op(**e, h->op) : absl::StatusOr<const operation*>(e.status());
+  if (!op.ok()) {
+    loop_.fail(absl::InvalidArgumentError(
+        absl::StrFormat("ordered object write of %u bytes from node %u: %s", d.bytes.size(),
+                        d.sender, op.status().message())));
+    return;
+  }
+  entry& object = **e;
+  decoded_arguments args;
+  try {
+    args = (*op)->unmarshal(std::span(d.bytes).subspan(sizeof(wire::write_header)));
+  } catch (...) {
+    // The caller decoded the same bytes before sending them: every replica fails alike.
+    resume(object, d.sender, h->call,
+           outcome::failure(absl::InvalidArgumentError(
+               absl::StrFormat("%s: arguments: %s", describe(object.id, object.type->name, **op),
+                               what_of(std::current_exception())))));
+    return;
+  }
+  execute(object, **op, std::move(args), d.sender, h->call, /*logged=*/true,
+          std::span(d.bytes).subspan(sizeof(wire::write_header)));
+}
+
+void object_table::send_request(const request& r, comm::node_id to) {
+  const wire::request_header h{.op = r.op, .object = r.object, .call = r.call, .epoch = r.epoch};
+  outbox_.push_back({.to = to, .bytes = wire::frame(h, r.args)});
+}
+
+void object_table::serve(request r) {
+  absl::StatusOr<entry*> e = find(r.object, "object request");
+  absl::StatusOr<const operation*> op =
+      e.ok() ? find_op(**e, r.op) : absl::StatusOr<const operation*>(e.status());
+  if (!op.ok()) {
+    send_reply(r.from, r.call, outcome::failure(op.status()));
+    return;
+  }
+  entry& object = **e;
+  // A move the caller knows of and this node not yet, or a copy still on its way here.
+  if (r.epoch > object.moves || (object.owner == self_ && !object.state)) {
+    object.deferred.push_back(std::move(r));
+    return;
+  }
+  if (object.owner != self_) {
+    const wire::reply_header h{.kind = wire::packet_kind::moved,
+                               .owner = object.owner,
+                               .call = r.call,
+                               .epoch = object.moves};
+    outbox_.push_back({.to = r.from, .bytes = wire::frame(h, {})});
+    return;
+  }
+  decoded_arguments args;
+  try {
+    args = (*op)->unmarshal(r.args);
+  } catch (...) {
+    send_reply(r.from, r.call,
+               outcome::failure(absl::InvalidArgumentError(absl::StrFormat(
+                   "%s: arguments: %s", describe(object.id, object.type->name, **op),
+                   what_of(std::current_exception())))));
+    return;
+  }
+  note_use(object, r.from);
+  execute(object, **op, std::move(args), r.from, r.call, /*logged=*/true, r.args);
+}
+
+void object_table::send_reply(comm::node_id to, std::uint64_t call, const outcome& out,
+                              bool offer) {
+  wire::reply_header h{.code = static_cast<std::uint8_t>(out.status.code()),
+                       .offer = static_cast<std::uint8_t>(offer ? 1 : 0),
+                       .call = call};
+  if (out.status.ok()) {
+    std::span<const std::byte> body = out.result;
+    if (sizeof(h) + body.size() > max_direct_) {
+      h.code = static_cast<std::uint8_t>(absl::StatusCode::kOutOfRange);
+      const std::string why =
+          absl::StrFormat("result of %u bytes exceeds the largest reply of %u bytes", body.size(),
+                          max_direct_ - sizeof(h));
+      outbox_.push_back({.to = to, .bytes = wire::frame(h, std::as_bytes(std::span(why)))});
+      return;
+    }
+    outbox_.push_back({.to = to, .bytes = wire::frame(h, body)});
+    return;
+  }
+  std::string why(out.status.message().substr(0, max_direct_ - sizeof(h)));
+  outbox_.push_back({.to = to, .bytes = wire::frame(h, std::as_bytes(std::span(why)))});
+}
+
+void object_table::on_reply(std::span<const std::byte> bytes) {
+  const std::optional<wire::reply_header> h = wire::header_of<wire::reply_header>(bytes);
+  const std::span<const std::byte> body = bytes.subspan(sizeof(wire::reply_header));
+  outcome out;
+  if (h->code == 0) {
+    out.result.assign(body.begin(), body.end());
+  } else {
+    out.status = absl::Status(static_cast<absl::StatusCode>(h->code),
+                              std::string(reinterpret_cast<const char*>(body.data()), body.size()));
+  }
+  if (h->offer != 0) {
+    if (auto it = pending_.find(h->call); it != pending_.end()) it->second.offered = true;
+  }
+  complete(h->call, std::move(out));
+}
+
+void object_table::on_delivery(const nicfw::delivery& d) {
+  nicfw::credit_ledger& credits = loop_.nic().credits();
+  credits.host_received(d.source, nicfw::credit_class::direct, d.payload.size());
+  const std::size_t size = d.payload.size();
+  const auto kind = size >= 2 ? static_cast<wire::packet_kind>(d.payload[1]) : wire::packet_kind{};
+  if (kind == wire::packet_kind::request && size >= sizeof(wire::request_header)) {
+    const wire::request_header r = *wire::header_of<wire::request_header>(d.payload);
+    const std::span<const std::byte> args = d.payload.subspan(sizeof(r));
+    requests_.push_back({.from = d.source,
+                         .object = r.object,
+                         .op = r.op,
+                         .call = r.call,
+                         .args = {args.begin(), args.end()},
+                         .epoch = r.epoch});
+  } else if (kind == wire::packet_kind::reply && size >= sizeof(wire::reply_header)) {
+    on_reply(d.payload);
+  } else if (kind == wire::packet_kind::moved && size >= sizeof(wire::reply_header)) {
+    on_moved(d.payload);
+  } else if (kind == wire::packet_kind::transfer && size >= sizeof(wire::transfer_header)) {
+    transfers_.emplace_back(d.payload.begin(), d.payload.end());
+  } else {
+    loop_.fail(malformed_direct_packet(d));
+  }
+  // Copied out: the sender's buffer space is free again.
+  credits.host_free(d.source, nicfw::credit_class::direct, size + nicfw::kPacketOverhead);
+}
+
+absl::Status object_table::flush_outbox(bool& did_work) {
+  nicfw::credit_ledger& credits = loop_.nic().credits();
+  while (!outbox_.empty()) {
+    outgoing& o = outbox_.front();
+    if (!credits.host_may_send(o.to, nicfw::credit_class::direct, o.bytes.size())) {
+      credits.host_want(o.to, nicfw::credit_class::direct, o.bytes.size());
+      return absl::OkStatus();  // a later round sends it, FIFO kept
+    }
+    credits.host_consume(o.to, nicfw::credit_class::direct, o.bytes.size());
+    const comm::byte_span pieces[] = {o.bytes};
+    if (absl::Status s = loop_.submit(nicfw::submission_kind::direct, o.to, pieces); !s.ok()) {
+      return s;
+    }
+    outbox_.pop_front();
+    did_work = true;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status object_table::end_round(std::uint64_t closed, bool& did_work) {
+  (void)closed;
+  std::deque<ordered_delivery>& inbox = ordered_.inbox(group_);
+  while (!inbox.empty()) {
+    const ordered_delivery d = std::move(inbox.front());
+    inbox.pop_front();
+    apply_ordered(d);
+    did_work = true;
+  }
+  while (!transfers_.empty()) {
+    std::vector<std::byte> packet = std::move(transfers_.front());
+    transfers_.pop_front();
+    on_transfer(std::move(packet));
+    did_work = true;
+  }
+  while (!requests_.empty()) {
+    request r = std::move(requests_.front());
+    requests_.pop_front();
+    serve(std::move(r));
+    did_work = true;
+  }
+  return flush_outbox(did_work);
+}
+
+absl::StatusOr<std::vector<std::byte>> object_table::state_bytes(object_id id) const {
+  absl::StatusOr<entry*> e = find(id, "state_bytes");
+  if (!e.ok()) return e.status();
+  if (!(*e)->state) {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("%s: node %u keeps no copy (the single copy is on node %u)",
+                        describe(id, (*e)->type->name), self_, (*e)->owner));
+  }
+  return (*e)->type->state.save((*e)->state.get());
+}
+
+absl::StatusOr<std::uint64_t> object_table::writes_applied(object_id id) const {
+  absl::StatusOr<entry*> e = find(id, "writes_applied");
+  if (!e.ok()) return e.status();
+  if (!(*e)->state) {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("%s: node %u keeps no copy (the single copy is on node %u)",
+                        describe(id, (*e)->type->name), self_, (*e)->owner));
+  }
+  return (*e)->writes;
+}
+
+absl::StatusOr<std::size_t> object_table::waiting_calls(object_id id) const {
+  absl::StatusOr<entry*> e = find(id, "waiting_calls");
+  if (!e.ok()) return e.status();
+  return (*e)->queue.size();
+}
+
+absl::StatusOr<std::vector<resumed_call>> object_table::resume_log(object_id id) const {
+  absl::StatusOr<entry*> e = find(id, "resume_log");
+  if (!e.ok()) return e.status();
+  return (*e)->log;
+}
+
+absl::StatusOr<object_placement> object_table::placement_of(object_id id) const {
+  absl::StatusOr<entry*> e = find(id, "placement");
+  if (!e.ok()) return e.status();
+  return (*e)->automatic ? object_placement::automatic : (*e)->where;
+}
+
+absl::StatusOr<comm::node_id> object_table::owner_of(object_id id) const {
+  absl::StatusOr<entry*> e = find(id, "owner");
+  if (!e.ok()) return e.status();
+  return (*e)->where == object_placement::replicated ? self_ : (*e)->owner;
+}
+
+absl::StatusOr<const std::string*> object_table::type_name(object_id id) const {
+  absl::StatusOr<entry*> e = find(id, "type_name");
+  if (!e.ok()) return e.status();
+  return &(*e)->type->name;
+}
+
+}  // namespace iso::runtime

@@ -1,0 +1,223 @@
+// A node's shared objects (include/iso/object.hpp): the table of objects with this node's
+// replica (or the single copy it owns), each object's FIFO queue of waiting calls, and the
+// dispatch of a call: run here, request it from the owner, or put it in the job-wide order.
+//
+//   object_table& t = state.objects();                   // built on first use
+//   absl::StatusOr<iso::object_id> id = t.create(type, opts);   // on every node, in order
+//   absl::StatusOr<std::vector<std::byte>> r = t.invoke(*id, op, args, false);
+//
+// It is a unit of the node's event loop: every round it applies the writes the objects
+// order delivered, serves the requests that arrived for copies it owns, and sends the
+// replies it owes, so all of that happens while any wait of the node makes progress (not
+// only while a call of this table waits). Operation bodies run with progress forbidden.
+//
+// Determinism: objects by id in an ordered map; a queue is walked in FIFO order after each
+// write, from its front again after every write it resumes, until no waiting call can run.
+// Replicas of an object see the same writes in the same order, so they resume the same
+// ordered calls at the same points.
+//
+// One thread uses it (the node's application thread).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "iso/object.hpp"
+#include "runtime/ordered/sequencer_groups.hpp"
+#include "runtime/progress/event_loop.hpp"
+
+namespace iso::runtime {
+
+// Destroys a state the way its type says.
+struct object_state_deleter {
+  const state_functions* functions = nullptr;
+  void operator()(void* s) const {
+    if (s != nullptr) functions->destroy(s);
+  }
+};
+
+class object_table final : public delivery_unit {
+ public:
+  // Registers with `loop`; writes of replicated objects go through `group` of `ordered`,
+  // which this opens with every node of the job as members (before any node sends in it:
+  // the table is built during the first collective creation, before its rendezvous).
+  object_table(event_loop& loop, sequencer_groups& ordered, comm::node_id self, std::uint32_t nodes,
+               std::uint32_t group, std::size_t max_direct);
+  object_table(const object_table&) = delete;
+  object_table& operator=(const object_table&) = delete;
+  ~object_table() override;
+
+  // The local part of a collective creation: the next id, and this node's replica (or the
+  // single copy, on its owner). InvalidArgument for an owner outside the job or initial
+  // bytes the state rejects.
+  [[nodiscard]] absl::StatusOr<object_id> create(std::shared_ptr<const object_type::impl> type,
+                                                 const object_options& opts);
+  // What every node must agree on about object `id` (for the creation's rendezvous).
+  [[nodiscard]] std::uint64_t creation_digest(object_id id) const;
+  // Makes `type` known here by its name (see iso::register_object_type); its digest for the
+  // rendezvous. InvalidArgument for another type under a registered name.
+  [[nodiscard]] absl::StatusOr<std::uint64_t> register_type(
+      std::shared_ptr<const object_type::impl> type);
+  // Creation by this node alone, through the objects order: the new id once this node has
+  // applied it (ids from kOrderedIds up, in the order).
+  [[nodiscard]] absl::StatusOr<object_id> create_ordered(
+      const std::shared_ptr<const object_type::impl>& type, const object_options& opts);
+  // Moves single copy `id` to `to` through the objects order; returns once applied here.
+  [[nodiscard]] absl::Status migrate(object_id id, comm::node_id to);
+  // Waits until object `id` exists here (its creation applied), for at most `timeout`.
+  [[nodiscard]] absl::Status attach(object_id id, absl::Duration timeout);
+  static constexpr object_id kOrderedIds = object_id{1} << 62;
+
+  // Runs a call and waits for its result (see iso::object::invoke). `read_path`: the call
+  // came through invoke_read().
+  [[nodiscard]] absl::StatusOr<std::vector<std::byte>> invoke(object_id id, operation_id op,
+                                                              std::span<const std::byte> args,
+                                                              bool read_path);
+
+  [[nodiscard]] absl::StatusOr<std::vector<std::byte>> state_bytes(object_id id) const;
+  [[nodiscard]] absl::StatusOr<std::uint64_t> writes_applied(object_id id) const;
+  [[nodiscard]] absl::StatusOr<std::size_t> waiting_calls(object_id id) const;
+  [[nodiscard]] absl::StatusOr<std::vector<resumed_call>> resume_log(object_id id) const;
+  [[nodiscard]] absl::StatusOr<object_placement> placement_of(object_id id) const;
+  [[nodiscard]] absl::StatusOr<comm::node_id> owner_of(object_id id) const;
+  [[nodiscard]] absl::StatusOr<const std::string*> type_name(object_id id) const;
+
+  void on_delivery(const nicfw::delivery& d) override;
+  [[nodiscard]] absl::Status end_round(std::uint64_t closed, bool& did_work) override;
+
+ private:
+  using state_ptr = std::unique_ptr<void, object_state_deleter>;
+  // A request for a copy of ours, copied out of the NIC's queue.
+  struct request {
+    comm::node_id from = 0;
+    std::uint64_t object = 0;
+    operation_id op = 0;
+    std::uint64_t call = 0;
+    std::vector<std::byte> args;
+    std::uint64_t epoch = 0;  // migrations the caller knew of
+  };
+  // A call whose guards were all false: what to retry, and whom to resume.
+  struct waiting_call {
+    operation_id op = 0;
+    decoded_arguments args;
+    comm::node_id caller = 0;
+    std::uint64_t call = 0;
+    bool logged = false;         // in every replica's queue (resume_log())
+    std::vector<std::byte> raw;  // single copy: the argument bytes, should it migrate
+  };
+  struct entry {
+    object_id id = 0;
+    std::shared_ptr<const object_type::impl> type;
+    object_placement where = object_placement::replicated;
+    comm::node_id owner = 0;
+    state_ptr state;
+    std::uint64_t writes = 0;
+    std::deque<waiting_call> queue;
+    std::vector<resumed_call> log;
+    // Migration (single copy): moves applied here; requests that wait for a move or for
+    // the copy to arrive; a copy that arrived before the move that sent it was applied.
+    std::uint64_t moves = 0;
+    // Automatic placement, on the owner: calls run per calling node since the last
+    // decision, and the node offered the copy (none: nodes_).
+    bool automatic = false;
+    std::vector<std::uint64_t> uses;
+    std::uint64_t counted = 0;
+    comm::node_id offer_to = 0;
+    bool offer_sent = false;
+    std::vector<request> deferred;
+    std::vector<std::byte> early_transfer;
+  };
+  // The outcome of a call that ran (its result or why it failed).
+  struct outcome {
+    absl::Status status;
+    std::vector<std::byte> result;
+    static outcome failure(absl::Status s) {
+      outcome o;
+      o.status = std::move(s);
+      return o;
+    }
+  };
+  struct pending_call {
+    bool done = false;
+    outcome out;
+    std::optional<request> sent;  // a request to an owner: asked again if the copy moved
+    bool offered = false;         // the owner offered its copy (automatic placement)
+  };
+  struct outgoing {
+    comm::node_id to = 0;
+    std::vector<std::byte> bytes;
+  };
+
+  // A new entry (its replica, or nothing where the single copy is elsewhere).
+  [[nodiscard]] absl::StatusOr<std::unique_ptr<entry>> make_entry(
+      object_id id, std::shared_ptr<const object_type::impl> type,
+      const object_options& opts) const;
+  void apply_create(const ordered_delivery& d, std::uint64_t call);
+  // Migration (migration.cpp): the move at its point of the order; shipping the copy from
+  // a node that holds it but no longer owns it; installing a copy that arrived; a caller
+  // told that the copy moved; requests that waited for a move or an arrival.
+  void apply_migrate(const ordered_delivery& d, object_id id, std::uint64_t call);
+  void ship(entry& e);
+  void install(entry& e, std::span<const std::byte> packet);
+  void on_transfer(std::vector<std::byte> packet);
+  void on_moved(std::span<const std::byte> bytes);
+  void send_request(const request& r, comm::node_id to);
+  void retry_deferred(entry& e);
+  [[nodiscard]] absl::StatusOr<entry*> find(object_id id, const char* what) const;
+  // The operation, or InvalidArgument naming the object.
+  [[nodiscard]] absl::StatusOr<const operation*> find_op(const entry& e, operation_id op) const;
+  // Runs the first alternative whose guard holds; nothing when every guard is false.
+  std::optional<outcome> attempt(entry& e, const operation& op, const decoded_arguments& args);
+  // Runs or queues a call at this copy; `caller`/`call` say whom to resume.
+  // `raw`: the argument bytes, kept with a waiting call of a single copy (migration).
+  void execute(entry& e, const operation& op, decoded_arguments args, comm::node_id caller,
+               std::uint64_t call, bool logged, std::span<const std::byte> raw);
+  // After a write: retries the waiting calls (see the file comment).
+  void walk_queue(entry& e);
+  void resume(entry& e, comm::node_id caller, std::uint64_t call, outcome out);
+  void complete(std::uint64_t call, outcome out);
+  void apply_ordered(const ordered_delivery& d);
+  void serve(request r);
+  void on_reply(std::span<const std::byte> bytes);
+  void send_reply(comm::node_id to, std::uint64_t call, const outcome& out, bool offer = false);
+  // Sends what the outbox holds while credits allow; FIFO.
+  [[nodiscard]] absl::Status flush_outbox(bool& did_work);
+  // Puts a message (header then `body`) into the objects order. OutOfRange when too large.
+  [[nodiscard]] absl::Status send_ordered(operation_id op, object_id id, std::uint64_t call,
+                                          std::span<const std::byte> body);
+  // Waits until `call` completes; its outcome, and whether the owner offered its copy.
+  [[nodiscard]] absl::StatusOr<std::vector<std::byte>> wait(std::uint64_t call,
+                                                            bool* offered = nullptr);
+  // Automatic placement (placement_policy.cpp): counts a call the owner runs for `caller`
+  // and decides, after each window of calls, whether to offer the copy; whether the reply
+  // to `caller` carries the offer; forgetting the counts once the copy moved.
+  void note_use(entry& e, comm::node_id caller);
+  [[nodiscard]] bool offer_for(entry& e, comm::node_id caller);
+  void reset_uses(entry& e);
+
+  event_loop& loop_;
+  sequencer_groups& ordered_;
+  comm::node_id self_;
+  std::uint32_t nodes_;
+  std::uint32_t group_;
+  std::size_t max_direct_;
+  std::map<object_id, std::unique_ptr<entry>> objects_;
+  object_id next_id_ = 0;                    // collective creations
+  object_id next_ordered_id_ = kOrderedIds;  // creations through the order
+  std::map<std::string, std::shared_ptr<const object_type::impl>> types_;
+  std::uint64_t next_call_ = 1;
+  std::map<std::uint64_t, pending_call> pending_;
+  std::deque<request> requests_;
+  std::deque<std::vector<std::byte>> transfers_;  // arrived copies, not yet installed
+  std::deque<outgoing> outbox_;
+};
+
+}  // namespace iso::runtime

@@ -1,0 +1,160 @@
+// Misuse of shared objects (iso/object.hpp), under both placements: each error names the
+// object and the operation, and nothing is applied half (the state and the count of writes
+// are as before on every node).
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "iso/iso.hpp"
+#include "tests/support/inproc_job.hpp"
+#include "tests/support/object_types.hpp"
+#include "tests/support/test_support.hpp"
+
+namespace {
+
+using iso::error_code;
+using iso::object_placement;
+using iso::test::expect_error;
+using iso::test::run_inproc;
+namespace int_ops = iso::test::int_ops;
+
+iso::options job_options() {
+  iso::options o;
+  o.barrier_timeout = std::chrono::seconds(60);
+  return o;
+}
+
+std::string placement_name(const testing::TestParamInfo<object_placement>& p) {
+  return p.param == object_placement::replicated ? "replicated" : "single_copy";
+}
+
+class ObjectMisuse : public testing::TestWithParam<object_placement> {};
+
+INSTANTIATE_TEST_SUITE_P(Placements, ObjectMisuse,
+                         testing::Values(object_placement::replicated,
+                                         object_placement::single_copy),
+                         placement_name);
+
+TEST_P(ObjectMisuse, EveryMisuseIsRefusedNamingObjectAndOperation) {
+  const iso::object_type int_type = iso::test::make_int_type();
+  const int status = run_inproc(2, job_options(), [&](iso::node& node) {
+    // Single copies on node 1: node 0's calls are requests, node 1's local calls.
+    iso::object x(node, int_type, {.placement = GetParam(), .owner = 1});
+    x.call<std::int64_t>(int_ops::kInc, std::int64_t{5});
+    x.read<std::int64_t>(int_ops::kAwait, std::int64_t{10});  // both incs applied here
+    node.barrier();
+
+    expect_error(error_code::invalid_argument, "object 0 (Int): type Int has no operation 99",
+                 [&] { x.invoke(99, {}); });
+    expect_error(error_code::failed_precondition,
+                 "object 0 (Int), operation 0 (inc) is a write; it was called as a read",
+                 [&] { x.read<std::int64_t>(int_ops::kInc, std::int64_t{1}); });
+    expect_error(error_code::invalid_argument,
+                 "object 0 (Int), operation 0 (inc): arguments of 3 bytes: 3 bytes where 8 were "
+                 "expected",
+                 [&] {
+                   const std::byte three[3] = {};
+                   x.invoke(int_ops::kInc, three);
+                 });
+    expect_error(error_code::aborted,
+                 "object 0 (Int), operation 5 (faulty): a guard threw: guard refuses",
+                 [&] { x.call<std::int64_t>(int_ops::kFaulty, std::int64_t{1}); });
+    expect_error(error_code::aborted,
+                 "object 0 (Int), operation 5 (faulty): the body threw: body fails half-way",
+                 [&] { x.call<std::int64_t>(int_ops::kFaulty, std::int64_t{0}); });
+    expect_error(error_code::failed_precondition, "inside an open isochron", [&] {
+      iso::isochron iso(node);
+      x.call<std::int64_t>(int_ops::kInc, std::int64_t{1});
+    });
+    expect_error(error_code::invalid_argument, "caller expects 4",
+                 [&] { (void)x.call<std::int32_t>(int_ops::kValue); });
+    node.barrier();
+    // Nothing was applied, half or whole: one more write from each node lands on 10.
+    x.call<std::int64_t>(int_ops::kInc, std::int64_t{1});
+    EXPECT_EQ(x.read<std::int64_t>(int_ops::kAwait, std::int64_t{12}), 12);
+    if (GetParam() == object_placement::replicated || node.id() == 1) {
+      EXPECT_EQ(x.writes_applied(), 4u) << "node " << node.id();
+    } else {
+      expect_error(error_code::failed_precondition, "node 0 keeps no copy",
+                   [&] { (void)x.state_bytes(); });
+    }
+  });
+  EXPECT_EQ(status, 0);
+}
+
+TEST_P(ObjectMisuse, AnOwnerOutsideTheJobIsRefusedOnEveryNode) {
+  const iso::object_type int_type = iso::test::make_int_type();
+  if (GetParam() == object_placement::replicated) GTEST_SKIP() << "only single copies have owners";
+  const int status = run_inproc(2, job_options(), [&](iso::node& node) {
+    expect_error(error_code::invalid_argument,
+                 "object 0 (Int): owner 7 is not a node of the job (nodes 0..1)", [&] {
+                   iso::object x(node, int_type,
+                                 {.placement = object_placement::single_copy, .owner = 7});
+                 });
+    // The id was not used up: the next object is object 0 on every node.
+    iso::object y(node, int_type, {.placement = object_placement::single_copy, .owner = 1});
+    EXPECT_EQ(y.id(), 0u);
+  });
+  EXPECT_EQ(status, 0);
+}
+
+TEST_P(ObjectMisuse, AnObjectUsedAfterItsNodeEndedIsRefused) {
+  const iso::object_type int_type = iso::test::make_int_type();
+  std::optional<iso::object> kept;
+  const int status = run_inproc(1, job_options(), [&](iso::node& node) {
+    kept.emplace(node, int_type, iso::object_options{.placement = GetParam(), .owner = 0});
+    kept->call<std::int64_t>(int_ops::kInc, std::int64_t{1});
+  });
+  ASSERT_EQ(status, 0);
+  expect_error(error_code::failed_precondition,
+               "invoke() on object 0: its node has ended (the job is over)",
+               [&] { kept->call<std::int64_t>(int_ops::kInc, std::int64_t{1}); });
+  expect_error(error_code::failed_precondition, "its node has ended",
+               [&] { (void)kept->writes_applied(); });
+}
+
+TEST(ObjectMisuseOnce, CreatingAnUnregisteredTypeOrAttachingToNothingIsRefused) {
+  const iso::object_type int_type = iso::test::make_int_type();
+  const int status = run_inproc(2, job_options(), [&](iso::node& node) {
+    expect_error(error_code::invalid_argument, "type Int is not registered", [&] {
+      (void)iso::object::create(node, int_type, {.placement = object_placement::replicated});
+    });
+    expect_error(error_code::invalid_argument, "object 5 does not exist on node",
+                 [&] { (void)iso::object::attach(node, 5); });
+    iso::register_object_type(node, int_type);
+    const iso::object_type other("Int", int_type.state());
+    expect_error(error_code::invalid_argument, "registered another type under that name",
+                 [&] { iso::register_object_type(node, other); });
+  });
+  EXPECT_EQ(status, 0);
+}
+
+TEST(ObjectTypes, BadDeclarationsAreRefused) {
+  iso::object_type t = iso::test::make_int_type();
+  expect_error(
+      error_code::invalid_argument,
+      "object type Int, operation 0 (again): id 0 is "
+      "already operation inc",
+      [&] {
+        t.add({.id = 0,
+               .name = "again",
+               .unmarshal = [](std::span<const std::byte>) { return iso::decoded_arguments(); },
+               .alternatives = {{.guard = {},
+                                 .body = [](void*, const iso::decoded_arguments&,
+                                            std::vector<std::byte>&) {}}}});
+      });
+  expect_error(error_code::invalid_argument, "operation 9 (none): no alternative", [&] {
+    t.add({.id = 9, .name = "none", .unmarshal = [](std::span<const std::byte>) {
+             return iso::decoded_arguments();
+           }});
+  });
+  EXPECT_EQ(t.find(9), nullptr);
+  ASSERT_NE(t.find(int_ops::kAwait), nullptr);
+  EXPECT_EQ(t.find(int_ops::kAwait)->kind, iso::operation_kind::read);
+}
+
+}  // namespace
