@@ -94,12 +94,13 @@ struct options {
   //           more at its logical time, so each copy ends every pulse holding what isotach
   //           would hold there (until then, a copy may show writes in arrival order, even
   //           an older one over a newer one: coherence is given up too);
-  //   reads   an isochron that only reads is served at once, from this node's copies or
-  //           from the memory window of one other node on this host (same-host reads), as
-  //           they stand, even while isochrons this node issued earlier still wait for their
-  //           logical time. Other reads (in an isochron that also writes, or through the NIC
-  //           when no copy can be read at once) still execute at their logical time, and
-  //           then see every write that has arrived at that copy, including later ones.
+  //   reads   an isochron that only reads, and only copies this node holds, is served at
+  //           once from those copies as they stand, even while isochrons this node issued
+  //           earlier still wait for their logical time. Every other read (of another
+  //           node's copy, or in an isochron that also writes) executes at its logical time
+  //           at the copy it reads, as in isotach, and there sees every write that has
+  //           arrived, later ones included; a read of another node's copy always takes the
+  //           NIC (options::direct_reads has no effect in relaxed mode).
   // Everything else keeps its logical time: the rest of an isochron (its reads, its
   // read-modify-writes, sched and assign, messages, signals, barrier arrivals) still runs
   // at its pulse, pulses and EOPs flow as ever, and barrier() still waits for every earlier

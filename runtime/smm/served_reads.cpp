@@ -11,10 +11,10 @@ namespace iso::runtime {
 
 absl::StatusOr<bool> shared_memory_manager::serve_lone_read() {
   const page_info& page = *lone_read_.page;
-  // Relaxed mode reads another node's window at once, even ahead of this node's isochrons.
-  if (!hit_.empty() && (page.local() || !options_.relaxed)) return false;
+  if (!hit_.empty()) return false;
   if (!page.local()) {
-    if (!options_.direct_reads) return false;
+    // Relaxed mode: a read of another node's copy takes the NIC path (options::relaxed).
+    if (!options_.direct_reads || options_.relaxed) return false;
     window_reads_.clear();
     if (!window_reads_.note(page.read_target, page, lone_read_.address, lone_read_.count, 0,
                             lone_read_.slot, 0)) {
@@ -58,11 +58,8 @@ absl::StatusOr<bool> shared_memory_manager::serve_direct_reads(node_id owner) {
     // its own copies as they stand (what they hold, notices of what ran in those pulses,
     // and everything a barrier waited for).
     const order_point earliest = std::max(last_, order_point{through_, nodes, 0, 0});
-    // Relaxed mode gives up SC here, on purpose: the owner's copies as they stand now.
     const same_host_reads::outcome got =
-        options_.relaxed
-            ? window_reads_.try_serve(owner, order_point{}, ~std::uint64_t{0}, at)
-            : window_reads_.try_serve(owner, earliest, next_stamp_floor, at);
+        window_reads_.try_serve(owner, earliest, next_stamp_floor, at);
     if (got == same_host_reads::outcome::served) break;
     if (got == same_host_reads::outcome::declined) return false;
     if (got == same_host_reads::outcome::owner_behind) {
@@ -71,9 +68,7 @@ absl::StatusOr<bool> shared_memory_manager::serve_direct_reads(node_id owner) {
     }
     if (attempt % 8 == 7) std::this_thread::yield();
   }
-  // Relaxed mode leaves this node's place in the order alone: its next reads need not wait
-  // for the owner's logical time.
-  if (!options_.relaxed) last_ = at;
+  last_ = at;
   ++direct_reads_;
   std::size_t k = 0;
   const std::span<const std::uint64_t> all = window_reads_.values();

@@ -279,8 +279,8 @@ absl::Status shared_memory_manager::end() {
         {false, 0, builder_.rank(), {local_stream.begin(), local_stream.end()}, early});
     return absl::OkStatus();
   }
-  if (options_.direct_reads && remote.size() == 1 && local_stream.empty() &&
-      (hit_.empty() || options_.relaxed) && builder_.reads_only() &&
+  if (options_.direct_reads && !options_.relaxed && remote.size() == 1 && local_stream.empty() &&
+      hit_.empty() && builder_.reads_only() &&
       window_reads_.note_stream(remote.front(), builder_.stream(remote.front()))) {
     absl::StatusOr<bool> served = serve_direct_reads(remote.front());
     if (!served.ok()) return served.status();

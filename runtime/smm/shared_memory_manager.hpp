@@ -57,10 +57,11 @@ struct smm_options {
   bool direct_reads = true;
   // Relaxed mode (iso::options::relaxed; not sequentially consistent, for teaching): plain
   // writes are applied at each copy when they arrive (at the issuer's own copy when the
-  // isochron ends), and again at their logical time; a read-only isochron is served at
-  // once from this node's copies, or from one other node's window, as they stand.
-  // Everything else (reads of other isochrons, read-modify-writes, sched/assign, messages,
-  // signals, barriers) runs at its logical time only.
+  // isochron ends), and again at their logical time; a read-only isochron of this node's
+  // copies is served at once from them as they stand, and reads of other nodes' copies take
+  // the NIC (no same-host reads). Everything else (reads of other isochrons,
+  // read-modify-writes, sched/assign, messages, signals, barriers) runs at its logical time
+  // only.
   bool relaxed = false;
 };
 
