@@ -99,8 +99,9 @@ struct options {
   //           earlier still wait for their logical time. Every other read (of another
   //           node's copy, or in an isochron that also writes) executes at its logical time
   //           at the copy it reads, as in isotach, and there sees every write that has
-  //           arrived, later ones included; a read of another node's copy always takes the
-  //           NIC (options::direct_reads has no effect in relaxed mode).
+  //           arrived, later ones included (so an isochron that writes and reads is no
+  //           longer atomic); a read of another node's copy always takes the NIC
+  //           (options::direct_reads has no effect in relaxed mode).
   // Everything else keeps its logical time: the rest of an isochron (its reads, its
   // read-modify-writes, sched and assign, messages, signals, barrier arrivals) still runs
   // at its pulse, pulses and EOPs flow as ever, and barrier() still waits for every earlier

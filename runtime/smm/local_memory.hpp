@@ -107,8 +107,7 @@ class local_memory {
 
   // Whether write_pass::early leaves out the operation `op`, whose header `in` has just
   // read; if so, `in` is moved past its body (`truncated` when it could not be).
-  [[nodiscard]] static bool passed_over_early(const op_header& op, op_reader& in,
-                                              bool& truncated);
+  [[nodiscard]] static bool passed_over_early(const op_header& op, op_reader& in, bool& truncated);
 
   [[nodiscard]] absl::StatusOr<variable*> locate(node_id source, std::uint64_t address,
                                                  std::uint8_t width);

@@ -275,8 +275,7 @@ absl::Status shared_memory_manager::end() {
     if (early) {
       if (absl::Status s = apply_writes_now(self_, through_, local_stream); !s.ok()) return s;
     }
-    hit_.push_back(
-        {false, 0, builder_.rank(), {local_stream.begin(), local_stream.end()}, early});
+    hit_.push_back({false, 0, builder_.rank(), {local_stream.begin(), local_stream.end()}, early});
     return absl::OkStatus();
   }
   if (options_.direct_reads && !options_.relaxed && remote.size() == 1 && local_stream.empty() &&
@@ -489,9 +488,9 @@ void shared_memory_manager::on_delivery(const nicfw::delivery& d) {
           loop_.failure().ok()) {
         // The pulse's only item, and every earlier pulse has run (their EOPs came first): it
         // runs straight from the queue, with no copy into a bucket.
-        absl::Status s = execute_pulse(
-            d.stamp,
-            [&] { return run_remote_part(d.stamp, d.source, d.sequence, d.payload, false); });
+        absl::Status s = execute_pulse(d.stamp, [&] {
+          return run_remote_part(d.stamp, d.source, d.sequence, d.payload, false);
+        });
         if (!s.ok()) loop_.fail(s);
         return;
       }
@@ -564,8 +563,7 @@ absl::Status shared_memory_manager::apply_writes_now(node_id source, std::uint64
 }
 
 absl::Status shared_memory_manager::run_stream(node_id source, std::uint64_t pulse,
-                                               bool after_pulse,
-                                               std::span<const std::byte> stream,
+                                               bool after_pulse, std::span<const std::byte> stream,
                                                write_pass pass) {
   op_reader in(stream);
   stream_header header;

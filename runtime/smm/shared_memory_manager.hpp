@@ -215,8 +215,7 @@ class shared_memory_manager final : public execution_sink, public delivery_unit 
   // Runs the remote part `ops` of `source`'s isochron `sequence` at `pulse`, then frees its
   // credits (all but what it queued) and, in paranoid mode, echoes the pulse to `source`.
   [[nodiscard]] absl::Status run_remote_part(std::uint64_t pulse, node_id source,
-                                             std::uint32_t sequence,
-                                             std::span<const std::byte> ops,
+                                             std::uint32_t sequence, std::span<const std::byte> ops,
                                              bool writes_applied);
   [[nodiscard]] absl::Status run_stream(node_id source, std::uint64_t pulse, bool after_pulse,
                                         std::span<const std::byte> stream,
