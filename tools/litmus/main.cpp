@@ -168,6 +168,16 @@ bool write_file(const std::string& path, const std::string& text) {
   return std::fclose(f) == 0 && ok;
 }
 
+// How relaxed mode (options::relaxed) moves what the picture draws.
+constexpr const char* kRelaxedPictureNote =
+    "RELAXED MODE: each write is drawn where it was first applied (an isochron's box sits at "
+    "its earliest operation: its writes at the issuer, right after the pulse that node's copies "
+    "stood at when it was issued; at another node they were applied when they arrived, before "
+    "the pulse drawn), and a read served at once from its node's own copies sits after the pulse "
+    "those copies stood at. Reads of another node's copy still execute at their logical time, "
+    "where they may see writes drawn below them. The boxes are not one global order: the red "
+    "cycle shows why none exists.";
+
 // The kept run of a test as a picture's input.
 iso::trace_view::history_view view_of(const iso::litmus::test& t, const iso::litmus::test_result& r,
                                       std::uint32_t nodes, bool relaxed) {
@@ -187,7 +197,8 @@ iso::trace_view::history_view view_of(const iso::litmus::test& t, const iso::lit
           .events = r.kept.events,
           .names = r.kept.names,
           .judgement = r.kept.judgement,
-          .node_notes = notes};
+          .node_notes = notes,
+          .note = relaxed ? kRelaxedPictureNote : ""};
 }
 
 }  // namespace
@@ -265,15 +276,14 @@ int main(int argc, char** argv) {
       }
       const bool relaxed = args->relaxed || args->compare;
       const bool several = runnable.size() > 1;
-      if (!args->html.empty() && !write_file(output_name(args->html, t.name, several),
-                                             iso::trace_view::logical_time_page(
-                                                 view_of(t, r, node.count(), relaxed)))) {
+      if (!args->html.empty() &&
+          !write_file(output_name(args->html, t.name, several),
+                      iso::trace_view::logical_time_page(view_of(t, r, node.count(), relaxed)))) {
         failed = true;
       }
       if (!args->chrome_trace.empty() &&
-          !write_file(
-              output_name(args->chrome_trace, t.name, several),
-              iso::trace_view::chrome_trace_json(view_of(t, r, node.count(), relaxed)))) {
+          !write_file(output_name(args->chrome_trace, t.name, several),
+                      iso::trace_view::chrome_trace_json(view_of(t, r, node.count(), relaxed)))) {
         failed = true;
       }
     }

@@ -74,12 +74,12 @@ bool isotach_failed(const test_result& r) {
   return r.forbidden > 0 || r.history_violations > 0 || r.unjudged > 0;
 }
 
-std::string format_comparison(const test& t, const test_result& isotach,
-                              const test_result& relaxed, std::uint32_t nodes) {
+std::string format_comparison(const test& t, const test_result& isotach, const test_result& relaxed,
+                              std::uint32_t nodes) {
   std::string out = "\n" + t.name + (t.description.empty() ? "" : " (" + t.description + ")") +
                     ": " + std::to_string(isotach.runs) + " runs in each mode, " +
-                    std::to_string(t.processes.size()) + " processes on " +
-                    std::to_string(nodes) + " nodes; isotach beside " + mode_name(true) + "\n";
+                    std::to_string(t.processes.size()) + " processes on " + std::to_string(nodes) +
+                    " nodes; isotach beside " + mode_name(true) + "\n";
   std::set<outcome> rows = isotach.allowed;
   for (const auto& [o, n] : isotach.counts) rows.insert(o);
   for (const auto& [o, n] : relaxed.counts) rows.insert(o);
@@ -101,12 +101,12 @@ std::string format_comparison(const test& t, const test_result& isotach,
     std::snprintf(line, sizeof line, "  %-9s  %7llu  %7llu  ", allowed ? "allowed" : "FORBIDDEN",
                   static_cast<unsigned long long>(in_isotach),
                   static_cast<unsigned long long>(in_relaxed));
-    out += (satisfies(t, o) ? "* " : "  ") + pad(format_outcome(t, o), width) + line + verdict +
-           "\n";
+    out +=
+        (satisfies(t, o) ? "* " : "  ") + pad(format_outcome(t, o), width) + line + verdict + "\n";
   }
   out += "  (* marks the outcome of " + condition_text(t) + ": " +
-         (exists_allowed(t, isotach.allowed) ? "allowed" : "forbidden") +
-         " under SC, observed " + std::to_string(isotach.exists_observed) + " times under isotach, " +
+         (exists_allowed(t, isotach.allowed) ? "allowed" : "forbidden") + " under SC, observed " +
+         std::to_string(isotach.exists_observed) + " times under isotach, " +
          std::to_string(relaxed.exists_observed) + " in relaxed mode)\n";
   out += "  histories with a cycle in po|rf|co|fr: isotach " +
          std::to_string(isotach.history_violations) + " (not judged " +
@@ -119,19 +119,20 @@ std::string format_comparison(const test& t, const test_result& isotach,
   if (!relaxed.first_violation.empty()) {
     out += "  first violation in relaxed mode: " + relaxed.first_violation + "\n";
   }
-  out += std::string("  verdict: isotach ") +
-         (isotach_failed(isotach) ? "FORBIDDEN OUTCOME OBSERVED" : "OK, no outcome that SC forbids") +
-         "; relaxed mode (NOT SC): " +
-         (relaxed.forbidden > 0 ? std::to_string(relaxed.forbidden) + " runs with outcomes SC forbids"
-                                : "no outcome that SC forbids was seen") +
-         "\n";
+  out +=
+      std::string("  verdict: isotach ") +
+      (isotach_failed(isotach) ? "FORBIDDEN OUTCOME OBSERVED" : "OK, no outcome that SC forbids") +
+      "; relaxed mode (NOT SC): " +
+      (relaxed.forbidden > 0 ? std::to_string(relaxed.forbidden) + " runs with outcomes SC forbids"
+                             : "no outcome that SC forbids was seen") +
+      "\n";
   return out;
 }
 
 std::string format_comparison_summary(const std::vector<comparison_row>& rows,
                                       std::uint32_t nodes) {
-  std::string out = "\nsummary (" + std::to_string(nodes) + " nodes, isotach beside " +
-                    mode_name(true) + ")\n";
+  std::string out =
+      "\nsummary (" + std::to_string(nodes) + " nodes, isotach beside " + mode_name(true) + ")\n";
   out += "                       exists     --- forbidden outcomes ---  --- history cycles ---\n";
   out += "  test          runs  under SC       isotach       RELAXED    isotach    RELAXED\n";
   std::uint64_t bad = 0;
@@ -150,8 +151,9 @@ std::string format_comparison_summary(const std::vector<comparison_row>& rows,
     broken += r.relaxed.forbidden;
   }
   out += bad == 0 ? "isotach: all tests OK\n" : "isotach: FORBIDDEN OUTCOMES OBSERVED\n";
-  out += broken == 0 ? "relaxed mode: no outcome that SC forbids was seen\n"
-                     : "relaxed mode: outcomes that SC forbids were seen (as relaxed mode allows)\n";
+  out += broken == 0
+             ? "relaxed mode: no outcome that SC forbids was seen\n"
+             : "relaxed mode: outcomes that SC forbids were seen (as relaxed mode allows)\n";
   return out;
 }
 
