@@ -218,8 +218,8 @@ const std::vector<setting>& settings() {
                    "serve reads from a copy on another node of this host without the NICs",
                    &options::direct_reads),
       flag_setting("ISO_RELAXED", "relaxed",
-                   "teaching only, NOT sequentially consistent: local reads do not wait for "
-                   "this node's earlier isochrons",
+                   "teaching only, NOT sequentially consistent: writes applied on arrival, "
+                   "reads of this node's copies served at once",
                    &options::relaxed),
       number_setting("ISO_WINDOW_BYTES", "window_bytes", "bytes", "0 to 68719476736 (64 GiB)",
                      "memory window per node, where its copies live while they fit",

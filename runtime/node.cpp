@@ -519,6 +519,19 @@ void node::quiesce() {
 
 const std::vector<trace_event>& node::trace() const { return state_->smm().trace(); }
 
+void node::set_relaxed(bool on) {
+  detail::throw_if_error(state_->usable_outside_isochron("set_relaxed()"));
+  if (on && !state_->options().relaxed) {
+    throw error(error_code::failed_precondition,
+                "set_relaxed(true) in a job started without options::relaxed (ISO_RELAXED=1): "
+                "relaxed mode is not sequentially consistent and only a job that asks for it "
+                "may use it");
+  }
+  state_->smm().set_relaxed(on);
+}
+
+bool node::relaxed() const { return state_->smm().relaxed(); }
+
 void node::set_handler(handler_id id,
                        std::function<void(node_id source, std::span<const std::byte>)> fn) {
   if (detail::reserved_handler(id)) {

@@ -203,6 +203,19 @@ class node {
   // The operations executed at this node so far (empty unless options::trace).
   [[nodiscard]] const std::vector<trace_event>& trace() const;
 
+  // Relaxed mode, for teaching only (options::relaxed says what it gives up). A job started
+  // with options::relaxed begins in it; set_relaxed(false) returns this node to isotach's
+  // sequential consistency for the isochrons it issues and the remote parts it receives
+  // from then on, set_relaxed(true) leaves it again. Meant to be called by every node at
+  // the same point between two barrier()s (after the first, every isochron issued before
+  // it has executed everywhere), so that a program can compare both modes in one job;
+  // writes already applied early stay applied, once. Throws iso::error:
+  // failed_precondition inside an isochron, or set_relaxed(true) in a job that did not ask
+  // for relaxed mode (a job without options::relaxed never runs relaxed).
+  void set_relaxed(bool on);
+  // Whether this node runs in relaxed mode now.
+  [[nodiscard]] bool relaxed() const;
+
  private:
   friend class detail::node_state;
   friend class isochron;

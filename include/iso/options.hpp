@@ -85,12 +85,33 @@ struct options {
   // The spanning trees along which NICs forward a sequenced group's messages: "binary"
   // (the default), "chain" (deep: for one sender of large messages) or "binomial".
   std::string multicast_tree = "binary";
-  // Relaxed mode, for teaching only: the job is NOT sequentially consistent. A read-only
-  // isochron whose reads all find a copy on this node is served from those copies at once,
-  // even while isochrons this node issued earlier still wait for their logical time: its
-  // reads miss those earlier writes, this node's and the others' alike (a store buffer
-  // without forwarding). Store buffering (SB) then shows the outcome SC forbids. Every node
-  // of a job must use the same setting; each node logs a warning when it is on.
+  // Relaxed mode, for teaching only: the job is NOT sequentially consistent. It gives up SC
+  // in exactly two places, and nowhere else:
+  //   writes  a plain write (isochron::write) is applied at each copy when it arrives
+  //           there, without waiting for its isochron's logical time: at the issuing node's
+  //           own copy when the isochron ends, at another node's copy as soon as that
+  //           node's NIC hands the part to it (before the pulse's end). It is applied once
+  //           more at its logical time, so each copy ends every pulse holding what isotach
+  //           would hold there (until then, a copy may show writes in arrival order, even
+  //           an older one over a newer one: coherence is given up too);
+  //   reads   an isochron that only reads, and only copies this node holds, is served at
+  //           once from those copies as they stand, even while isochrons this node issued
+  //           earlier still wait for their logical time. Every other read (of another
+  //           node's copy, or in an isochron that also writes) executes at its logical time
+  //           at the copy it reads, as in isotach, and there sees every write that has
+  //           arrived, later ones included (so an isochron that writes and reads is no
+  //           longer atomic); a read of another node's copy always takes the NIC
+  //           (options::direct_reads has no effect in relaxed mode).
+  // Everything else keeps its logical time: the rest of an isochron (its reads, its
+  // read-modify-writes, sched and assign, messages, signals, barrier arrivals) still runs
+  // at its pulse, pulses and EOPs flow as ever, and barrier() still waits for every earlier
+  // isochron, so after a barrier every copy holds the same values again. The history
+  // (options::trace) records each write where and when it was first applied. Store buffering
+  // (SB), message passing (MP), load buffering (LB) and IRIW then can show the outcomes SC
+  // forbids (docs/tutorial-sc.md, iso-litmus --compare). Off (the default), the job runs
+  // isotach's path unchanged. Every node of a job must use the same setting; each node logs
+  // a warning when it is on; node::set_relaxed switches a job that asked for it back and
+  // forth.
   bool relaxed = false;
 };
 

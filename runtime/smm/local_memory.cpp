@@ -54,13 +54,54 @@ absl::StatusOr<local_memory::variable*> local_memory::locate(node_id source, std
   return &copies_[info.local_index][pages_.offset_in_page(address)];
 }
 
+bool local_memory::passed_over_early(const op_header& op, op_reader& in, bool& truncated) {
+  if (op.code == op_code::write) return false;
+  // Moves past the body without looking at it: the pass at logical time checks it.
+  std::size_t bytes = 0;
+  switch (op.code) {
+    case op_code::message:
+    case op_code::queued:
+      bytes = op.count;
+      break;
+    case op_code::barrier:
+      bytes = sizeof(std::uint64_t);
+      break;
+    case op_code::read:
+      bytes = sizeof(read_body);
+      break;
+    case op_code::fetch_add:
+    case op_code::exchange:
+    case op_code::compare_exchange:
+      bytes = sizeof(rmw_body) +
+              std::size_t{op.count} * (op.code == op_code::compare_exchange ? 16 : 8);
+      break;
+    case op_code::write:
+    case op_code::assign:
+      bytes = std::size_t{op.count} * 8;
+      break;
+    default:  // signal, sched: no body; an unknown code is the other pass's error
+      break;
+  }
+  std::span<const std::byte> body;
+  truncated = !in.get_bytes(bytes, body);
+  return true;
+}
+
 absl::Status local_memory::execute(node_id source, const exec_position& at,
-                                   std::span<const std::byte> operations, execution_sink& sink) {
+                                   std::span<const std::byte> operations, execution_sink& sink,
+                                   write_pass pass) {
   op_reader in(operations);
   const bool tracing = sink.tracing();
   while (!in.done()) {
     op_header op;
     if (!in.get(op)) return malformed(source, "truncated header");
+    if (pass == write_pass::early) [[unlikely]] {
+      bool truncated = false;
+      if (passed_over_early(op, in, truncated)) {
+        if (truncated) return malformed(source, "truncated operation");
+        continue;
+      }
+    }
     const std::uint32_t op_index = op.index;
     if (op.code == op_code::message) {
       std::span<const std::byte> payload;
@@ -136,7 +177,9 @@ absl::Status local_memory::execute(node_id source, const exec_position& at,
           if (op.code == op_code::write) {
             store_value(v, value);
             store_sched(v, 0);
-            if (tracing) sink.executed(at, op_index, op.code, op.address + i, value);
+            if (tracing && pass != write_pass::again) {
+              sink.executed(at, op_index, op.code, op.address + i, value);
+            }
             continue;
           }
           const std::uint32_t version = source + 1;

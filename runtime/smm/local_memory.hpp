@@ -56,6 +56,12 @@ class execution_sink {
   [[nodiscard]] virtual bool tracing() const = 0;
 };
 
+// How an execution treats a stream's plain writes (op_code::write). Relaxed mode
+// (smm_options::relaxed) applies them twice: on arrival, alone (`early`), and again with
+// the rest of their isochron at its logical time (`again`: recorded in the history only the
+// first time), so that every copy ends each pulse as isotach would have left it.
+enum class write_pass : std::uint8_t { normal, early, again };
+
 class local_memory {
  public:
   // Pages whose local index fits `window` live there; the rest on the heap.
@@ -67,8 +73,10 @@ class local_memory {
   // Executes one stream from `source` at position `at`. InvalidArgument names the source
   // and the operation when the stream is malformed or names a variable this node holds no
   // copy of (the stream is input from another process).
+  // `pass`: early runs the plain writes alone.
   [[nodiscard]] absl::Status execute(node_id source, const exec_position& at,
-                                     std::span<const std::byte> operations, execution_sink& sink);
+                                     std::span<const std::byte> operations, execution_sink& sink,
+                                     write_pass pass = write_pass::normal);
 
   [[nodiscard]] std::size_t pending_reads() const { return pending_.size(); }
 
@@ -96,6 +104,10 @@ class local_memory {
   [[nodiscard]] absl::Status execute_rmw(node_id source, const exec_position& at,
                                          const op_header& op, variable* vars, op_reader& in,
                                          execution_sink& sink);
+
+  // Whether write_pass::early leaves out the operation `op`, whose header `in` has just
+  // read; if so, `in` is moved past its body (`truncated` when it could not be).
+  [[nodiscard]] static bool passed_over_early(const op_header& op, op_reader& in, bool& truncated);
 
   [[nodiscard]] absl::StatusOr<variable*> locate(node_id source, std::uint64_t address,
                                                  std::uint8_t width);

@@ -31,8 +31,10 @@ bucket_item& pulse_buckets::file(std::uint64_t pulse) {
 }
 
 void pulse_buckets::add_held(std::uint64_t pulse, std::uint32_t source, std::uint32_t sequence,
-                             std::span<const std::byte> ops, std::uint64_t record) {
+                             std::span<const std::byte> ops, std::uint64_t record,
+                             bool writes_applied) {
   bucket_item& item = file(pulse);
+  item.writes_applied = writes_applied;
   item.source = source;
   item.sequence = sequence;
   item.held = true;

@@ -35,6 +35,8 @@ struct bucket_item {
   bool held = false;
   std::span<const std::byte> held_ops{};
   std::uint64_t record = 0;
+  // Relaxed mode: its plain writes were applied on arrival (the pulse applies them again).
+  bool writes_applied = false;
 
   [[nodiscard]] std::span<const std::byte> operations() const {
     return held ? held_ops : ops.bytes();
@@ -45,9 +47,10 @@ class pulse_buckets {
  public:
   // Files `ops`, the remote part of isochron `sequence` of node `source`, under `pulse`, in
   // place: they stay in the host queue's record `record`, held by the caller until the
-  // pulse has run or unhold() copies them out.
+  // pulse has run or unhold() copies them out. `writes_applied`: relaxed mode applied its
+  // plain writes on arrival.
   void add_held(std::uint64_t pulse, std::uint32_t source, std::uint32_t sequence,
-                std::span<const std::byte> ops, std::uint64_t record);
+                std::span<const std::byte> ops, std::uint64_t record, bool writes_applied = false);
   // Copies the operations of every held item of a waiting pulse into the item's own buffer,
   // then calls `released` for it (the caller gives its record back). Every round ends with
   // it, and most hold nothing: that case costs one comparison.

@@ -13,7 +13,8 @@ absl::StatusOr<bool> shared_memory_manager::serve_lone_read() {
   const page_info& page = *lone_read_.page;
   if (!hit_.empty()) return false;
   if (!page.local()) {
-    if (!options_.direct_reads) return false;
+    // Relaxed mode: a read of another node's copy takes the NIC path (options::relaxed).
+    if (!options_.direct_reads || options_.relaxed) return false;
     window_reads_.clear();
     if (!window_reads_.note(page.read_target, page, lone_read_.address, lone_read_.count, 0,
                             lone_read_.slot, 0)) {

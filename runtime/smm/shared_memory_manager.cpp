@@ -280,11 +280,16 @@ absl::Status shared_memory_manager::end() {
     // Relaxed mode gives up SC here, on purpose: the reads skip ahead of this node's
     // pending isochrons and see the local copies as they stand.
     if (options_.relaxed && builder_.reads_only()) return run_local_now(local_stream);
-    hit_.push_back({false, 0, builder_.rank(), {local_stream.begin(), local_stream.end()}});
+    // ... and its writes reach this node's copies at once; the rest waits its turn.
+    const bool early = options_.relaxed;
+    if (early) {
+      if (absl::Status s = apply_writes_now(self_, through_, local_stream); !s.ok()) return s;
+    }
+    hit_.push_back({false, 0, builder_.rank(), {local_stream.begin(), local_stream.end()}, early});
     return absl::OkStatus();
   }
-  if (options_.direct_reads && remote.size() == 1 && local_stream.empty() && hit_.empty() &&
-      builder_.reads_only() &&
+  if (options_.direct_reads && !options_.relaxed && remote.size() == 1 && local_stream.empty() &&
+      hit_.empty() && builder_.reads_only() &&
       window_reads_.note_stream(remote.front(), builder_.stream(remote.front()))) {
     absl::StatusOr<bool> served = serve_direct_reads(remote.front());
     if (!served.ok()) return served.status();
@@ -327,7 +332,13 @@ absl::Status shared_memory_manager::end() {
     credits.host_consume(part.destination, nicfw::credit_class::isotach, part.operations.size());
   }
   if (options_.paranoid) echoes_.expect(sequence, static_cast<std::uint32_t>(parts.size()));
-  hit_.push_back({true, sequence, builder_.rank(), std::move(local)});
+  // Relaxed mode: this node's copies take the isochron's writes now, as the others will
+  // when its parts arrive; its local part runs the rest at its logical time.
+  const bool early = options_.relaxed && !local.empty();
+  if (early) {
+    if (absl::Status s = apply_writes_now(self_, through_, local); !s.ok()) return s;
+  }
+  hit_.push_back({true, sequence, builder_.rank(), std::move(local), early});
   while (!nic_.channel().host_submit_isochron(sequence, builder_.delta(), parts)) {
     bool did = false;
     if (absl::Status s = loop_.progress(did); !s.ok()) return s;
@@ -479,12 +490,17 @@ void shared_memory_manager::on_delivery(const nicfw::delivery& d) {
     case nicfw::delivery_kind::iso_data:
     case nicfw::delivery_kind::closing_data:
       nic_.credits().host_received(d.source, nicfw::credit_class::isotach, d.payload.size());
+      if (options_.relaxed) [[unlikely]] {
+        on_relaxed_arrival(d);
+        return;
+      }
       if (d.kind == nicfw::delivery_kind::closing_data && d.count == 1 && due_pulses_.empty() &&
           loop_.failure().ok()) {
         // The pulse's only item, and every earlier pulse has run (their EOPs came first): it
         // runs straight from the queue, with no copy into a bucket.
-        absl::Status s = execute_pulse(
-            d.stamp, [&] { return run_remote_part(d.stamp, d.source, d.sequence, d.payload); });
+        absl::Status s = execute_pulse(d.stamp, [&] {
+          return run_remote_part(d.stamp, d.source, d.sequence, d.payload, false);
+        });
         if (!s.ok()) loop_.fail(s);
         return;
       }
@@ -537,9 +553,28 @@ void shared_memory_manager::on_delivery(const nicfw::delivery& d) {
   loop_.fail(malformed_direct_packet(d));
 }
 
+void shared_memory_manager::on_relaxed_arrival(const nicfw::delivery& d) {
+  // The part's plain writes change this node's copies now, before their pulse; the part
+  // still waits in its bucket, and its pulse runs the rest (reads, messages, ...).
+  if (absl::Status s = apply_writes_now(d.source, d.stamp, d.payload); !s.ok()) {
+    loop_.fail(s);
+    return;
+  }
+  nic_.channel().host_hold();
+  buckets_.add_held(d.stamp, d.source, d.sequence, d.payload, d.record, true);
+  if (d.kind == nicfw::delivery_kind::closing_data) due_pulses_.emplace_back(d.stamp, d.count);
+}
+
+absl::Status shared_memory_manager::apply_writes_now(node_id source, std::uint64_t pulse,
+                                                     std::span<const std::byte> stream) {
+  absl::Status s = run_stream(source, pulse, source == self_, stream, write_pass::early);
+  window_.end_change();
+  return s;
+}
+
 absl::Status shared_memory_manager::run_stream(node_id source, std::uint64_t pulse,
-                                               bool after_pulse,
-                                               std::span<const std::byte> stream) {
+                                               bool after_pulse, std::span<const std::byte> stream,
+                                               write_pass pass) {
   op_reader in(stream);
   stream_header header;
   if (!in.get(header)) {
@@ -548,13 +583,14 @@ absl::Status shared_memory_manager::run_stream(node_id source, std::uint64_t pul
   }
   const std::uint32_t nodes = nic_.topo().nodes();
   const exec_position at{pulse, after_pulse ? nodes + source : source, header.rank};
-  return memory_.execute(source, at, stream.subspan(sizeof(header)), *this);
+  return memory_.execute(source, at, stream.subspan(sizeof(header)), *this, pass);
 }
 
 absl::Status shared_memory_manager::run_local_part(const local_part& part, std::uint64_t pulse,
                                                    bool after_pulse) {
   if (part.ops.empty()) return absl::OkStatus();
-  return run_stream(self_, pulse, after_pulse, part.ops);
+  return run_stream(self_, pulse, after_pulse, part.ops,
+                    part.writes_applied ? write_pass::again : write_pass::normal);
 }
 
 absl::Status shared_memory_manager::run_pulse(std::uint64_t pulse, std::uint32_t count) {
@@ -594,7 +630,8 @@ absl::Status shared_memory_manager::run_items(std::uint64_t pulse,
                                               std::span<const bucket_item> items) {
   for (const bucket_item& item : items) {
     if (!item.own_marker) {
-      if (absl::Status s = run_remote_part(pulse, item.source, item.sequence, item.operations());
+      if (absl::Status s = run_remote_part(pulse, item.source, item.sequence, item.operations(),
+                                           item.writes_applied);
           !s.ok()) {
         return s;
       }
@@ -620,9 +657,14 @@ absl::Status shared_memory_manager::run_items(std::uint64_t pulse,
 
 absl::Status shared_memory_manager::run_remote_part(std::uint64_t pulse, node_id source,
                                                     std::uint32_t sequence,
-                                                    std::span<const std::byte> ops) {
+                                                    std::span<const std::byte> ops,
+                                                    bool writes_applied) {
   const std::size_t queued_before = queue_.payload_bytes();
-  if (absl::Status s = run_stream(source, pulse, false, ops); !s.ok()) return s;
+  if (absl::Status s = run_stream(source, pulse, false, ops,
+                                  writes_applied ? write_pass::again : write_pass::normal);
+      !s.ok()) {
+    return s;
+  }
   // What went into the receive queue stays charged until the application takes it.
   const std::size_t queued = queue_.payload_bytes() - queued_before;
   nic_.credits().host_free(source, nicfw::credit_class::isotach,

@@ -55,8 +55,13 @@ struct smm_options {
   // (docs/same-host-reads.md).
   std::vector<std::span<std::byte>> windows;
   bool direct_reads = true;
-  // Relaxed mode (iso::options::relaxed): a purely local read-only isochron runs at once,
-  // ahead of this node's pending isochrons. Not sequentially consistent; for teaching.
+  // Relaxed mode (iso::options::relaxed; not sequentially consistent, for teaching): plain
+  // writes are applied at each copy when they arrive (at the issuer's own copy when the
+  // isochron ends), and again at their logical time; a read-only isochron of this node's
+  // copies is served at once from them as they stand, and reads of other nodes' copies take
+  // the NIC (no same-host reads). Everything else (reads of other isochrons,
+  // read-modify-writes, sched/assign, messages, signals, barriers) runs at its logical time
+  // only.
   bool relaxed = false;
 };
 
@@ -108,6 +113,11 @@ class shared_memory_manager final : public execution_sink, public delivery_unit 
   // Issues the isochron. Blocks (polling) only while the NIC's queue is full.
   [[nodiscard]] absl::Status end();
   [[nodiscard]] bool in_isochron() const { return builder_.open(); }
+
+  // Switches relaxed mode (smm_options::relaxed) for the isochrons issued and delivered
+  // from now on; what was already applied early stays applied once.
+  void set_relaxed(bool on) { options_.relaxed = on; }
+  [[nodiscard]] bool relaxed() const { return options_.relaxed; }
 
   void set_handler(std::uint32_t handler, message_handler fn);
 
@@ -175,6 +185,7 @@ class shared_memory_manager final : public execution_sink, public delivery_unit 
     std::uint32_t sequence;  // net only
     std::uint64_t rank;
     std::vector<std::byte> ops;
+    bool writes_applied = false;  // relaxed mode applied its plain writes early, at issue
   };
 
   [[nodiscard]] absl::Status check_open(const char* what) const;
@@ -208,10 +219,18 @@ class shared_memory_manager final : public execution_sink, public delivery_unit 
   // Runs the remote part `ops` of `source`'s isochron `sequence` at `pulse`, then frees its
   // credits (all but what it queued) and, in paranoid mode, echoes the pulse to `source`.
   [[nodiscard]] absl::Status run_remote_part(std::uint64_t pulse, node_id source,
-                                             std::uint32_t sequence,
-                                             std::span<const std::byte> ops);
+                                             std::uint32_t sequence, std::span<const std::byte> ops,
+                                             bool writes_applied);
   [[nodiscard]] absl::Status run_stream(node_id source, std::uint64_t pulse, bool after_pulse,
-                                        std::span<const std::byte> stream);
+                                        std::span<const std::byte> stream,
+                                        write_pass pass = write_pass::normal);
+  // Relaxed mode: applies the plain writes of `stream` (an isochron of `source`, stamped
+  // `pulse`; this node's own: issued after pulse `pulse`) to this node's copies now; they
+  // are applied again, unrecorded, at their logical time.
+  [[nodiscard]] absl::Status apply_writes_now(node_id source, std::uint64_t pulse,
+                                              std::span<const std::byte> stream);
+  // Relaxed mode: on_delivery's part for a remote part that just arrived.
+  void on_relaxed_arrival(const nicfw::delivery& d);
   [[nodiscard]] absl::Status run_local_part(const local_part& part, std::uint64_t pulse,
                                             bool after_pulse);
   [[nodiscard]] absl::Status send_direct(node_id to, std::span<const comm::byte_span> pieces);

@@ -6,10 +6,12 @@
 //   iso-litmus --list                              # the catalogue (no job needed)
 //   iso-litmus --show SB                           # the test and its SC outcomes
 //
+//   isorun -n 4 -- iso-litmus --compare SB MP      # isotach and relaxed mode side by side
+//
 // Exit status: 0 when every run's outcome is allowed under SC and every recorded history
 // passes the graph checker; 1 otherwise (a bug of the runtime); 2 for bad arguments or
 // litmus files. With --relaxed (options::relaxed, not SC) forbidden outcomes are expected
-// and do not change the status.
+// and do not change the status; with --compare only the isotach runs decide it.
 #include <unistd.h>
 
 #include <cerrno>
@@ -41,6 +43,7 @@ struct arguments {
   bool show = false;
   bool fit = false;
   bool relaxed = false;
+  bool compare = false;
   std::string html;
   std::string chrome_trace;
 };
@@ -61,7 +64,11 @@ void usage() {
                "                     with several tests FILE gets -<test> before .html\n"
                "  --chrome-trace FILE  the same run as Chrome trace JSON\n"
                "  --relaxed          run in relaxed mode (options::relaxed): NOT sequentially\n"
-               "                     consistent, to show the outcomes SC forbids; exit 0\n");
+               "                     consistent, to show the outcomes SC forbids; exit 0\n"
+               "  --compare          run each test under isotach, then in relaxed mode (the same\n"
+               "                     placements and delays), and print both counts in one\n"
+               "                     table; the exit status is the isotach runs' (--html and\n"
+               "                     --chrome-trace draw the relaxed run)\n");
 }
 
 bool parse_number(const char* text, std::uint64_t max, std::uint64_t& out) {
@@ -110,6 +117,8 @@ std::optional<arguments> parse_arguments(int argc, char** argv) {
       a.fit = true;
     } else if (arg == "--relaxed") {
       a.relaxed = true;
+    } else if (arg == "--compare") {
+      a.compare = true;
     } else if (arg == "--help" || arg == "-h") {
       usage();
       return std::nullopt;
@@ -120,6 +129,12 @@ std::optional<arguments> parse_arguments(int argc, char** argv) {
     } else {
       a.tests.push_back(arg);
     }
+  }
+  if (a.relaxed && a.compare) {
+    std::fprintf(stderr,
+                 "iso-litmus: --relaxed and --compare exclude each other (--compare runs both "
+                 "modes)\n");
+    return std::nullopt;
   }
   if (a.tests.empty() && !a.list) {
     std::fprintf(stderr, "iso-litmus: name at least one test (or 'all'; --list shows them)\n");
@@ -153,6 +168,16 @@ bool write_file(const std::string& path, const std::string& text) {
   return std::fclose(f) == 0 && ok;
 }
 
+// How relaxed mode (options::relaxed) moves what the picture draws.
+constexpr const char* kRelaxedPictureNote =
+    "RELAXED MODE: each write is drawn where it was first applied (an isochron's box sits at "
+    "its earliest operation: its writes at the issuer, right after the pulse that node's copies "
+    "stood at when it was issued; at another node they were applied when they arrived, before "
+    "the pulse drawn), and a read served at once from its node's own copies sits after the pulse "
+    "those copies stood at. Reads of another node's copy still execute at their logical time, "
+    "where they may see writes drawn below them. The boxes are not one global order: the red "
+    "cycle shows why none exists.";
+
 // The kept run of a test as a picture's input.
 iso::trace_view::history_view view_of(const iso::litmus::test& t, const iso::litmus::test_result& r,
                                       std::uint32_t nodes, bool relaxed) {
@@ -172,7 +197,8 @@ iso::trace_view::history_view view_of(const iso::litmus::test& t, const iso::lit
           .events = r.kept.events,
           .names = r.kept.names,
           .judgement = r.kept.judgement,
-          .node_notes = notes};
+          .node_notes = notes,
+          .note = relaxed ? kRelaxedPictureNote : ""};
 }
 
 }  // namespace
@@ -201,7 +227,8 @@ int main(int argc, char** argv) {
   iso::options opts;
   opts.trace = true;
   opts.page_variables = 1;  // one copyset per variable: placements vary per location
-  opts.relaxed = args->relaxed;
+  // --compare: the job asks for relaxed mode, and each test first runs with it switched off.
+  opts.relaxed = args->relaxed || args->compare;
   bool failed = false;
   const int status = iso::run(argc, argv, opts, [&](iso::node& node) {
     std::vector<const iso::litmus::test*> runnable;
@@ -221,30 +248,50 @@ int main(int argc, char** argv) {
       }
     }
     std::vector<iso::litmus::summary_row> summary;
+    std::vector<iso::litmus::comparison_row> comparison;
     for (const iso::litmus::test* tp : runnable) {
       const iso::litmus::test& t = *tp;
+      std::optional<iso::litmus::test_result> under_isotach;
+      if (args->compare) {
+        // Every isochron of an earlier run has executed everywhere (run_test ends with a
+        // barrier); the barrier after the switch keeps the modes' runs apart.
+        node.set_relaxed(false);
+        node.barrier();
+        under_isotach = iso::litmus::run_test(node, t, args->run);
+        node.set_relaxed(true);
+        node.barrier();
+      }
       const iso::litmus::test_result r = iso::litmus::run_test(node, t, args->run);
       if (node.id() != 0) continue;
-      std::fputs(iso::litmus::format_table(t, r, node.count(), args->relaxed).c_str(), stdout);
-      summary.push_back(iso::litmus::summarize(t, r));
-      if (!args->relaxed && (r.forbidden > 0 || r.history_violations > 0 || r.unjudged > 0)) {
-        failed = true;
+      if (under_isotach) {
+        std::fputs(iso::litmus::format_comparison(t, *under_isotach, r, node.count()).c_str(),
+                   stdout);
+        comparison.push_back(
+            {iso::litmus::summarize(t, *under_isotach), iso::litmus::summarize(t, r)});
+        if (iso::litmus::isotach_failed(*under_isotach)) failed = true;
+      } else {
+        std::fputs(iso::litmus::format_table(t, r, node.count(), args->relaxed).c_str(), stdout);
+        summary.push_back(iso::litmus::summarize(t, r));
+        if (!args->relaxed && iso::litmus::isotach_failed(r)) failed = true;
       }
+      const bool relaxed = args->relaxed || args->compare;
       const bool several = runnable.size() > 1;
-      if (!args->html.empty() && !write_file(output_name(args->html, t.name, several),
-                                             iso::trace_view::logical_time_page(
-                                                 view_of(t, r, node.count(), args->relaxed)))) {
+      if (!args->html.empty() &&
+          !write_file(output_name(args->html, t.name, several),
+                      iso::trace_view::logical_time_page(view_of(t, r, node.count(), relaxed)))) {
         failed = true;
       }
       if (!args->chrome_trace.empty() &&
-          !write_file(
-              output_name(args->chrome_trace, t.name, several),
-              iso::trace_view::chrome_trace_json(view_of(t, r, node.count(), args->relaxed)))) {
+          !write_file(output_name(args->chrome_trace, t.name, several),
+                      iso::trace_view::chrome_trace_json(view_of(t, r, node.count(), relaxed)))) {
         failed = true;
       }
     }
     if (node.id() == 0) {
-      std::fputs(iso::litmus::format_summary(summary, node.count(), args->relaxed).c_str(), stdout);
+      std::fputs(args->compare
+                     ? iso::litmus::format_comparison_summary(comparison, node.count()).c_str()
+                     : iso::litmus::format_summary(summary, node.count(), args->relaxed).c_str(),
+                 stdout);
       std::fflush(stdout);
     }
   });

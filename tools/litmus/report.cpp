@@ -55,6 +55,108 @@ std::string show_test(const test& t) {
   return out;
 }
 
+namespace {
+
+std::size_t outcome_width(const test& t, const std::set<outcome>& rows) {
+  std::size_t width = 7;
+  for (const outcome& o : rows) width = std::max(width, format_outcome(t, o).size());
+  return width;
+}
+
+std::uint64_t count_of(const test_result& r, const outcome& o) {
+  const auto it = r.counts.find(o);
+  return it == r.counts.end() ? 0 : it->second;
+}
+
+}  // namespace
+
+bool isotach_failed(const test_result& r) {
+  return r.forbidden > 0 || r.history_violations > 0 || r.unjudged > 0;
+}
+
+std::string format_comparison(const test& t, const test_result& isotach, const test_result& relaxed,
+                              std::uint32_t nodes) {
+  std::string out = "\n" + t.name + (t.description.empty() ? "" : " (" + t.description + ")") +
+                    ": " + std::to_string(isotach.runs) + " runs in each mode, " +
+                    std::to_string(t.processes.size()) + " processes on " + std::to_string(nodes) +
+                    " nodes; isotach beside " + mode_name(true) + "\n";
+  std::set<outcome> rows = isotach.allowed;
+  for (const auto& [o, n] : isotach.counts) rows.insert(o);
+  for (const auto& [o, n] : relaxed.counts) rows.insert(o);
+  const std::size_t width = outcome_width(t, rows);
+  out += "  " + pad("outcome", width) + "   under SC   isotach  RELAXED  verdict\n";
+  for (const outcome& o : rows) {
+    const std::uint64_t in_isotach = count_of(isotach, o);
+    const std::uint64_t in_relaxed = count_of(relaxed, o);
+    const bool allowed = isotach.allowed.contains(o);
+    std::string verdict;
+    if (allowed) {
+      verdict = in_isotach + in_relaxed ? "ok" : "not seen";
+    } else if (in_isotach > 0) {
+      verdict = "VIOLATION under isotach";
+    } else {
+      verdict = in_relaxed ? "isotach ok; relaxed mode broke SC" : "isotach ok";
+    }
+    char line[80];
+    std::snprintf(line, sizeof line, "  %-9s  %7llu  %7llu  ", allowed ? "allowed" : "FORBIDDEN",
+                  static_cast<unsigned long long>(in_isotach),
+                  static_cast<unsigned long long>(in_relaxed));
+    out +=
+        (satisfies(t, o) ? "* " : "  ") + pad(format_outcome(t, o), width) + line + verdict + "\n";
+  }
+  out += "  (* marks the outcome of " + condition_text(t) + ": " +
+         (exists_allowed(t, isotach.allowed) ? "allowed" : "forbidden") + " under SC, observed " +
+         std::to_string(isotach.exists_observed) + " times under isotach, " +
+         std::to_string(relaxed.exists_observed) + " in relaxed mode)\n";
+  out += "  histories with a cycle in po|rf|co|fr: isotach " +
+         std::to_string(isotach.history_violations) + " (not judged " +
+         std::to_string(isotach.unjudged) + "), relaxed mode " +
+         std::to_string(relaxed.history_violations) + " (not judged " +
+         std::to_string(relaxed.unjudged) + ")\n";
+  if (!isotach.first_violation.empty()) {
+    out += "  first violation under isotach: " + isotach.first_violation + "\n";
+  }
+  if (!relaxed.first_violation.empty()) {
+    out += "  first violation in relaxed mode: " + relaxed.first_violation + "\n";
+  }
+  out +=
+      std::string("  verdict: isotach ") +
+      (isotach_failed(isotach) ? "FORBIDDEN OUTCOME OBSERVED" : "OK, no outcome that SC forbids") +
+      "; relaxed mode (NOT SC): " +
+      (relaxed.forbidden > 0 ? std::to_string(relaxed.forbidden) + " runs with outcomes SC forbids"
+                             : "no outcome that SC forbids was seen") +
+      "\n";
+  return out;
+}
+
+std::string format_comparison_summary(const std::vector<comparison_row>& rows,
+                                      std::uint32_t nodes) {
+  std::string out =
+      "\nsummary (" + std::to_string(nodes) + " nodes, isotach beside " + mode_name(true) + ")\n";
+  out += "                       exists     --- forbidden outcomes ---  --- history cycles ---\n";
+  out += "  test          runs  under SC       isotach       RELAXED    isotach    RELAXED\n";
+  std::uint64_t bad = 0;
+  std::uint64_t broken = 0;
+  for (const comparison_row& r : rows) {
+    char line[160];
+    std::snprintf(line, sizeof line, "  %-12s %5llu  %-10s %12llu  %12llu  %9llu  %9llu\n",
+                  r.isotach.name.c_str(), static_cast<unsigned long long>(r.isotach.runs),
+                  r.isotach.exists_allowed ? "allowed" : "forbidden",
+                  static_cast<unsigned long long>(r.isotach.forbidden),
+                  static_cast<unsigned long long>(r.relaxed.forbidden),
+                  static_cast<unsigned long long>(r.isotach.history_violations),
+                  static_cast<unsigned long long>(r.relaxed.history_violations));
+    out += line;
+    bad += r.isotach.forbidden + r.isotach.history_violations;
+    broken += r.relaxed.forbidden;
+  }
+  out += bad == 0 ? "isotach: all tests OK\n" : "isotach: FORBIDDEN OUTCOMES OBSERVED\n";
+  out += broken == 0
+             ? "relaxed mode: no outcome that SC forbids was seen\n"
+             : "relaxed mode: outcomes that SC forbids were seen (as relaxed mode allows)\n";
+  return out;
+}
+
 std::string format_table(const test& t, const test_result& r, std::uint32_t nodes, bool relaxed) {
   std::string out = "\n" + t.name + (t.description.empty() ? "" : " (" + t.description + ")") +
                     ": " + std::to_string(r.runs) + " runs, " + std::to_string(t.processes.size()) +

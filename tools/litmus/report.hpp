@@ -28,6 +28,20 @@ struct summary_row {
   std::uint64_t exists_observed = 0;
 };
 summary_row summarize(const test& t, const test_result& r);
+
+// --compare: one test run under isotach and under relaxed mode (the same placements and
+// delays), in one table: outcome, allowed under SC, the count in each mode, a verdict.
+std::string format_comparison(const test& t, const test_result& isotach, const test_result& relaxed,
+                              std::uint32_t nodes);
+
+struct comparison_row {
+  summary_row isotach;
+  summary_row relaxed;
+};
+std::string format_comparison_summary(const std::vector<comparison_row>& rows, std::uint32_t nodes);
+// Whether a test's isotach runs show a bug of the runtime: an outcome SC forbids, a history
+// with a cycle, or one the checker could not judge.
+bool isotach_failed(const test_result& r);
 std::string format_summary(const std::vector<summary_row>& rows, std::uint32_t nodes, bool relaxed);
 
 }  // namespace iso::litmus

@@ -22,6 +22,9 @@ struct history_view {
   std::map<std::uint64_t, std::string> names;       // address -> name; unnamed: "@address"
   iso::sc::graph_report judgement;                  // its cycle, if any, is marked
   std::map<std::uint32_t, std::string> node_notes;  // e.g. 2 -> "P1": shown with the node
+  // How to read this picture when it is not one of logical time alone (e.g. relaxed mode);
+  // shown under the verdict. Empty: none.
+  std::string note;
 };
 
 // "x" or "@<address>".

@@ -182,6 +182,7 @@ std::string logical_time_page(const history_view& h) {
       "<p>Logical time runs downwards: one lifeline per node, pulses as dashed lines, each "
       "isochron a box across the nodes where it executed (the dot marks its issuer), each "
       "operation where it executed; a read shows the value it returned.</p>\n";
+  if (!h.note.empty()) page += "<p id=\"note\">" + escape(h.note) + "</p>\n";
   page += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + std::to_string(width) +
           "\" height=\"" + std::to_string(height) + "\" viewBox=\"0 0 " + std::to_string(width) +
           " " + std::to_string(height) +

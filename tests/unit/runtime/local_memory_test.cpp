@@ -140,8 +140,9 @@ class LocalMemory : public testing::Test {
     memory_.grow();
   }
 
-  absl::Status run(node_id source, const stream& s, exec_position at = {}) {
-    return memory_.execute(source, at, s.bytes(), sink_);
+  absl::Status run(node_id source, const stream& s, exec_position at = {},
+                   write_pass pass = write_pass::normal) {
+    return memory_.execute(source, at, s.bytes(), sink_, pass);
   }
 
   nicfw::topology topo_;
@@ -418,6 +419,54 @@ TEST_F(LocalMemory, OperationsBeforeAMalformedOneHaveRun) {
                                     .header({static_cast<op_code>(0), 8, 0, 1, mine_}));
   expect_malformed(s, "unknown operation code");
   EXPECT_EQ(memory_.copy_of(pages_.pages()[0], mine_)->value, 5u);
+}
+
+// Relaxed mode's passes: a stream's plain writes early, alone; then everything at its
+// logical time, the writes again but recorded only the first time.
+TEST_F(LocalMemory, EarlyPassAppliesOnlyThePlainWrites) {
+  sink_.trace = true;
+  const std::vector<std::byte> payload(5, std::byte{7});
+  stream s;
+  s.read(mine_ + 2, 1, 3, 0, 8, 0)
+      .change(op_code::write, mine_, {4, 5}, 8, 1)
+      .message(op_code::message, 33, payload)
+      .sched(mine_ + 3, 1, 3)
+      .message(op_code::queued, 0, payload)
+      .change(op_code::write, mine_ + 2, {9}, 8, 5);
+  const exec_position at{.pulse = 8, .pid = 1, .rank = 3};
+  ASSERT_TRUE(run(1, s, at, write_pass::early).ok());
+  EXPECT_EQ(memory_.copy_of(pages_.pages()[0], mine_)->value, 4u);
+  EXPECT_EQ(memory_.copy_of(pages_.pages()[0], mine_ + 2)->value, 9u);
+  EXPECT_EQ(memory_.copy_of(pages_.pages()[0], mine_ + 3)->sched_by, 0u);
+  EXPECT_THAT(sink_.results, IsEmpty());
+  EXPECT_THAT(sink_.handlers, IsEmpty());
+  EXPECT_THAT(sink_.groups, IsEmpty());
+  using op = recording_sink::executed_op;
+  EXPECT_THAT(sink_.history, ElementsAre(op{8, 1, 3, 1, op_code::write, mine_, 4},
+                                         op{8, 1, 3, 1, op_code::write, mine_ + 1, 5},
+                                         op{8, 1, 3, 5, op_code::write, mine_ + 2, 9}));
+
+  // At its logical time the rest runs, and the writes are applied once more, unrecorded.
+  sink_.history.clear();
+  ASSERT_TRUE(run(1, stream().change(op_code::write, mine_, {77})).ok());  // arrived later
+  sink_.history.clear();
+  ASSERT_TRUE(run(1, s, at, write_pass::again).ok());
+  EXPECT_EQ(memory_.copy_of(pages_.pages()[0], mine_)->value, 4u);
+  EXPECT_EQ(memory_.copy_of(pages_.pages()[0], mine_ + 3)->sched_by, 2u);
+  EXPECT_THAT(sink_.results, ElementsAre(result{1, 3, 0, {9}}));
+  EXPECT_EQ(sink_.handlers.size(), 1u);
+  EXPECT_EQ(sink_.groups.size(), 1u);
+  EXPECT_THAT(sink_.history, ElementsAre(op{8, 1, 3, 0, op_code::read, mine_ + 2, 9},
+                                         op{8, 1, 3, 3, op_code::sched, mine_ + 3, 0}));
+}
+
+TEST_F(LocalMemory, EarlyPassFindsATruncatedOperation) {
+  stream s;
+  s.change(op_code::write, mine_, {4}).read(mine_, 1, 0);
+  expect_malformed(memory_.execute(2, {}, s.cut(4), sink_, write_pass::early),
+                   "truncated operation");
+  // The write before it was applied, as in the pass at logical time.
+  EXPECT_EQ(memory_.copy_of(pages_.pages()[0], mine_)->value, 4u);
 }
 
 }  // namespace

@@ -69,6 +69,7 @@ TEST(TraceView, PageDrawsLifelinesIsochronsTheCycleAndTheVerdict) {
   EXPECT_NE(page.find("node 1 (P1)"), std::string::npos);
   EXPECT_NE(page.find("<title>SB &lt;relaxed&gt;</title>"), std::string::npos);
   EXPECT_NE(page.find("id=\"cycle\">cycle in po | rf | co | fr"), std::string::npos);
+  EXPECT_EQ(page.find("id=\"note\""), std::string::npos);  // none asked for
   // Self-contained: no scripts, nothing fetched.
   EXPECT_EQ(page.find("<script"), std::string::npos);
   EXPECT_EQ(page.find("http://www.w3.org/2000/svg\" width"), page.find("http"));
@@ -84,6 +85,15 @@ TEST(TraceView, ChromeTraceHasTracksPerNodeAndFlowsFromIssuerToExecutor) {
   EXPECT_EQ(count(json, "\"ph\": \"s\""), 2u);
   EXPECT_EQ(count(json, "\"ph\": \"f\", \"bp\": \"e\""), 2u);
   EXPECT_NE(json.find("\"title\": \"SB <relaxed>: outcome"), std::string::npos);
+}
+
+TEST(TraceView, PageShowsTheNoteOnHowToReadIt) {
+  auto h = broken_store_buffering();
+  h.note = "writes drawn where they were first applied <early>";
+  const std::string page = iso::trace_view::logical_time_page(h);
+  EXPECT_NE(
+      page.find("<p id=\"note\">writes drawn where they were first applied &lt;early&gt;</p>"),
+      std::string::npos);
 }
 
 }  // namespace
