@@ -201,6 +201,12 @@ std::unique_ptr<node> make_node(fabric& fabric, std::uint32_t rank, const job_pl
 }
 
 void leave_job(node& self) {
+  // A fiber left running would be cut off mid-way, its work and its waits lost.
+  detail::node_state& state = detail::node_state::of(self);
+  if (absl::Status s = state.fibers().check_all_ended("the body returned"); !s.ok()) {
+    state.fail(s);
+    detail::throw_status(s);
+  }
   self.quiesce();  // everything this node issued has executed here
   self.barrier();  // end: every node keeps serving the others until all are done
   detail::node_state::of(self).leave();  // this process may end now: nobody needs it

@@ -1,0 +1,229 @@
+#include "runtime/fibers/fiber_scheduler.hpp"
+
+#include <algorithm>
+#include <exception>
+#include <mutex>
+#include <utility>
+
+#include "absl/strings/str_format.h"
+#include "base/check.hpp"
+#include "boost/context/protected_fixedsize_stack.hpp"
+#include "iso/error.hpp"
+
+namespace iso::runtime {
+namespace {
+
+using state = fiber_record::state;
+
+// Fibers whose scheduler went before they ended. Their stacks stay mapped and their records
+// alive for the life of the process: unwinding them would run destructors that expect the
+// node they ran on.
+void abandon(std::shared_ptr<fiber_record> f) {
+  static std::mutex* const lock = new std::mutex;
+  static auto* const kept = new std::vector<std::shared_ptr<fiber_record>>;
+  const std::lock_guard<std::mutex> hold(*lock);
+  kept->push_back(std::move(f));
+}
+
+const char* describe(state s) {
+  switch (s) {
+    case state::fresh:
+      return "not started";
+    case state::running:
+      return "running";
+    case state::ready:
+      return "yielded";
+    case state::waiting:
+      return "waiting";
+    case state::ended:
+      return "ended";
+  }
+  return "?";
+}
+
+}  // namespace
+
+fiber_scheduler::fiber_scheduler(event_loop& loop, std::uint32_t self)
+    : loop_(loop), self_(self), main_(std::make_shared<fiber_record>()), current_(main_.get()) {
+  main_->name = "main";
+  main_->now = state::running;
+  fibers_.push_back(main_);
+  loop_.set_fiber_switch(this);
+}
+
+fiber_scheduler::~fiber_scheduler() {
+  loop_.set_fiber_switch(nullptr);
+  for (std::shared_ptr<fiber_record>& f : fibers_) {
+    if (f != main_) abandon(std::move(f));
+  }
+}
+
+std::shared_ptr<fiber_record> fiber_scheduler::spawn(std::string name, std::function<void()> body,
+                                                     std::size_t stack_bytes) {
+  auto f = std::make_shared<fiber_record>();
+  f->name = std::move(name);
+  f->body = std::move(body);
+  fiber_record* raw = f.get();
+  f->context = boost::context::fiber(
+      std::allocator_arg, boost::context::protected_fixedsize_stack(stack_bytes),
+      [this, raw](boost::context::fiber&& from) {
+        (void)from;  // empty: switch_to() kept the previous fiber's continuation
+        return run(*raw);
+      });
+  fibers_.push_back(f);
+  return f;
+}
+
+bool fiber_scheduler::runnable(const fiber_record& f) const {
+  switch (f.now) {
+    case state::fresh:
+    case state::ready:
+      return true;
+    case state::waiting:
+      return !failure_.ok() || (*f.until)();
+    case state::running:
+    case state::ended:
+      return false;
+  }
+  return false;
+}
+
+fiber_record* fiber_scheduler::pick() {
+  const std::size_t n = fibers_.size();
+  for (std::size_t k = 1; k <= n; ++k) {
+    const std::size_t i = (turn_ + k) % n;
+    if (runnable(*fibers_[i])) {
+      turn_ = i;
+      return fibers_[i].get();
+    }
+  }
+  return nullptr;
+}
+
+void fiber_scheduler::switch_to(fiber_record& next) {
+  fiber_record* self = current_;
+  current_ = &next;
+  next.now = state::running;
+  ++switches_;
+  // The suspended fiber's continuation is kept by the fiber that resumes, on its stack,
+  // before anything runs there; so every fiber is resumed the same way.
+  boost::context::fiber back =
+      std::move(next.context).resume_with([self](boost::context::fiber&& from) {
+        self->context = std::move(from);
+        return boost::context::fiber();
+      });
+  (void)back;  // empty: whoever resumed this fiber kept nothing in it
+}
+
+absl::Status fiber_scheduler::wait(absl::FunctionRef<bool()> done) {
+  if (fibers_.size() == 1) return loop_.wait_rounds(done);  // no other fiber to run
+  fiber_record& self = *current_;
+  self.until = &done;
+  self.now = state::waiting;
+  fiber_record* next = pick();
+  if (next == nullptr) {
+    // Every fiber waits: this one makes the rounds (and sleeps) until one may go on.
+    absl::Status s = loop_.wait_rounds([&] {
+      next = pick();
+      return next != nullptr;
+    });
+    if (!s.ok()) {
+      if (failure_.ok()) failure_ = s;
+      next = &self;  // it reports the failure first; the others when they run
+    }
+  }
+  if (next != &self) switch_to(*next);
+  // Running again: its condition held when it was picked, or the node failed.
+  self.until = nullptr;
+  self.now = state::running;
+  if (!failure_.ok() && !done()) return failure_;
+  return absl::OkStatus();
+}
+
+absl::Status fiber_scheduler::yield() {
+  bool did = false;
+  if (absl::Status s = loop_.progress(did); !s.ok()) return s;
+  if (fibers_.size() == 1) return absl::OkStatus();
+  fiber_record& self = *current_;
+  self.now = state::ready;
+  fiber_record* next = pick();  // this one last: it is ready
+  if (next != nullptr && next != &self) switch_to(*next);
+  self.now = state::running;
+  return absl::OkStatus();
+}
+
+absl::Status fiber_scheduler::join(const fiber_record& f) {
+  if (&f == current_) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "fiber '%s' on node %u joins itself: it would wait forever", f.name, self_));
+  }
+  if (absl::Status s = loop_.wait_for([&] { return f.now == state::ended; }); !s.ok()) return s;
+  return f.outcome;
+}
+
+boost::context::fiber fiber_scheduler::run(fiber_record& f) {
+  try {
+    f.body();
+  } catch (const boost::context::detail::forced_unwind&) {
+    throw;  // Boost.Context unwinding a fiber's stack: not the program's exception
+  } catch (const iso::error& e) {
+    f.outcome = absl::Status(static_cast<absl::StatusCode>(e.code()),
+                             absl::StrFormat("fiber '%s' on node %u ended with an exception: %s",
+                                             f.name, self_, e.what()));
+  } catch (const std::exception& e) {
+    f.outcome = absl::AbortedError(absl::StrFormat(
+        "fiber '%s' on node %u ended with an exception: %s", f.name, self_, e.what()));
+  } catch (...) {
+    f.outcome = absl::AbortedError(absl::StrFormat(
+        "fiber '%s' on node %u ended with an exception that is not a std::exception", f.name,
+        self_));
+  }
+  f.body = nullptr;  // what it captured goes now, on its own stack
+  f.now = state::ended;
+  if (!f.outcome.ok()) loop_.fail(f.outcome);
+  const auto it =
+      std::find_if(fibers_.begin(), fibers_.end(),
+                   [&](const std::shared_ptr<fiber_record>& p) { return p.get() == &f; });
+  ISO_CHECK(it != fibers_.end()) << "an ended fiber is not among the node's fibers";
+  const std::shared_ptr<fiber_record> keep = *it;  // whoever holds a handle may keep it longer
+  const auto index = static_cast<std::size_t>(it - fibers_.begin());
+  fibers_.erase(it);
+  if (index <= turn_ && turn_ > 0) --turn_;
+  fiber_record& next = next_after_end();
+  current_ = &next;
+  next.now = state::running;
+  ++switches_;
+  return std::move(next.context);
+}
+
+fiber_record& fiber_scheduler::next_after_end() {
+  fiber_record* next = pick();
+  if (next == nullptr) {
+    absl::Status s = loop_.wait_rounds([&] {
+      next = pick();
+      return next != nullptr;
+    });
+    if (!s.ok()) {
+      if (failure_.ok()) failure_ = s;
+      next = pick();  // every waiting fiber may run now, to see the failure
+    }
+  }
+  // Main never ends while other fibers exist, and it runs, yields or waits.
+  ISO_CHECK(next != nullptr) << "no fiber left to run on node " << self_;
+  return *next;
+}
+
+absl::Status fiber_scheduler::check_all_ended(const char* when) const {
+  if (live() == 0) return absl::OkStatus();
+  std::string names;
+  for (const std::shared_ptr<fiber_record>& f : fibers_) {
+    if (f == main_) continue;
+    absl::StrAppendFormat(&names, "%s'%s' (%s)", names.empty() ? "" : ", ", f->name,
+                          describe(f->now));
+  }
+  return absl::FailedPreconditionError(
+      absl::StrFormat("node %u: %s while %u fiber(s) still run: %s; join every fiber first", self_,
+                      when, live(), names));
+}
+
+}  // namespace iso::runtime
