@@ -72,7 +72,9 @@ node_state::node_state(std::unique_ptr<runtime::bootstrap> boot, std::unique_ptr
                                 .direct_reads = opts.direct_reads,
                                 .relaxed = opts.relaxed}),
       counters_(loop_),
-      store_(loop_) {
+      store_(loop_),
+      forks_(loop_, fibers_, boot_->rank(), boot_->size(),
+             {.answer_timeout = absl::FromChrono(opts.barrier_timeout)}) {
   nic_->add_service(std::make_unique<nicfw::fetch_add_service>(nic_->context()),
                     nicfw::fetch_add_service::kBinding);
   nic_->add_service(std::make_unique<nicfw::remote_store_service>(nic_->context()),
@@ -124,6 +126,8 @@ node_state::node_state(std::unique_ptr<runtime::bootstrap> boot, std::unique_ptr
     const std::uint64_t executed = 1;
     smm_.read_result(source, slot, 0, std::span(&executed, 1));
   });
+  // A forked process's writes have executed everywhere before its forker learns it ended.
+  forks_.set_settle([this] { return quiet(); });
   nic_->start();
 }
 
@@ -453,6 +457,7 @@ void read_release(node_link* link, read_ticket t) noexcept {
 
 node::node(std::unique_ptr<detail::node_state> state) : state_(std::move(state)) {
   state_->set_link(new detail::node_link{.owner = state_.get(), .handles = 0});
+  state_->forks().set_node(this);
 }
 
 node::~node() {

@@ -16,6 +16,7 @@
 #include "runtime/bootstrap/bootstrap.hpp"
 #include "runtime/counters/fetch_add_client.hpp"
 #include "runtime/fibers/fiber_scheduler.hpp"
+#include "runtime/fork/fork_service.hpp"
 #include "runtime/messages/plain_messages.hpp"
 #include "runtime/onesided/remote_store_client.hpp"
 #include "runtime/ordered/sequencer_groups.hpp"
@@ -55,6 +56,8 @@ class node_state {
   [[nodiscard]] runtime::event_loop& loop() { return loop_; }
   // The node's fibers (iso/fiber.hpp); the body runs as fiber "main".
   [[nodiscard]] runtime::fiber_scheduler& fibers() { return fibers_; }
+  // Fork (iso/fork.hpp): procedures registered here, forks made and served.
+  [[nodiscard]] runtime::fork_service& forks() { return forks_; }
   // The NIC's fetch-and-add counters (nicfw/fetch_add_service.hpp).
   [[nodiscard]] runtime::fetch_add_client& counters() { return counters_; }
   // The NIC's remote store (nicfw/remote_store_service.hpp).
@@ -151,6 +154,7 @@ class node_state {
   runtime::shared_memory_manager smm_;
   runtime::fetch_add_client counters_;
   runtime::remote_store_client store_;
+  runtime::fork_service forks_;
   std::vector<node_id> counter_holders_;           // by counter index
   nicfw::multicast_service* multicast_ = nullptr;  // owned by the NIC
   std::unique_ptr<runtime::sequencer_groups> sequenced_;

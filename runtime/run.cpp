@@ -203,9 +203,11 @@ std::unique_ptr<node> make_node(fabric& fabric, std::uint32_t rank, const job_pl
 void leave_job(node& self) {
   // A fiber left running would be cut off mid-way, its work and its waits lost.
   detail::node_state& state = detail::node_state::of(self);
-  if (absl::Status s = state.fibers().check_all_ended("the body returned"); !s.ok()) {
-    state.fail(s);
-    detail::throw_status(s);
+  absl::Status ended = state.forks().await_served();  // processes of the job, as in Orca
+  if (ended.ok()) ended = state.fibers().check_all_ended("the body returned");
+  if (!ended.ok()) {
+    state.fail(ended);
+    detail::throw_status(ended);
   }
   self.quiesce();  // everything this node issued has executed here
   self.barrier();  // end: every node keeps serving the others until all are done

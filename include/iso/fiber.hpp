@@ -24,7 +24,9 @@
 // variables, ordered groups, fork (iso/fork.hpp). Collective calls (barrier, allocate,
 // allocate_counter, register_window, ordered_group's constructor) count per node, not per
 // fiber: one fiber of each node makes each of them, in the same order on every node.
-// Two fibers receiving messages take them in turn, each message once.
+// Two fibers receiving messages take them in turn, each message once. A barrier orders
+// the isochrons its node issued before it was called: those another fiber issues while
+// the barrier waits may not be among them (join that fiber, or have it quiet(), first).
 //
 // Isochrons. A node has one open isochron at a time, and it belongs to the fiber that
 // opened it until its end() returns. Another fiber that opens an isochron, or makes a call

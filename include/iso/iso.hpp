@@ -6,6 +6,7 @@
 #include "iso/counter.hpp"
 #include "iso/error.hpp"
 #include "iso/fiber.hpp"
+#include "iso/fork.hpp"
 #include "iso/isochron.hpp"
 #include "iso/node.hpp"
 #include "iso/notice.hpp"

@@ -116,7 +116,17 @@ void fiber_scheduler::switch_to(fiber_record& next) {
 }
 
 absl::Status fiber_scheduler::wait(absl::FunctionRef<bool()> done) {
-  if (fibers_.size() == 1) return loop_.wait_rounds(done);  // no other fiber to run
+  if (fibers_.size() == 1) {
+    // No other fiber to run: rounds on this stack, until one is spawned meanwhile (a fork
+    // that arrived, a message handler's).
+    bool spawned = false;
+    absl::Status s = loop_.wait_rounds([&] {
+      if (done()) return true;
+      spawned = fibers_.size() > 1;
+      return spawned;
+    });
+    if (!s.ok() || !spawned) return s;
+  }
   fiber_record& self = *current_;
   self.until = &done;
   self.now = state::waiting;

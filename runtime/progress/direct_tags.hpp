@@ -14,6 +14,7 @@ enum class direct_tag : std::uint8_t {
   read_reply = 1,  // the values of a read, to its issuer (shared memory manager)
   plain = 2,       // a plain message (plain_messages)
   echo = 3,        // paranoid mode: where an isochron executed, to its issuer (SMM)
+  fork = 4,        // fork requests and their answers (fork_service), as plain messages
 };
 
 // The error for a direct packet that no unit takes, or that is malformed for its tag.
