@@ -10,6 +10,27 @@
 #include "boost/context/protected_fixedsize_stack.hpp"
 #include "iso/error.hpp"
 
+#if defined(__SANITIZE_ADDRESS__)
+#define ISO_FIBERS_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ISO_FIBERS_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define ISO_FIBERS_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define ISO_FIBERS_TSAN 1
+#endif
+#endif
+#ifdef ISO_FIBERS_ASAN
+#include <sanitizer/common_interface_defs.h>
+#endif
+#ifdef ISO_FIBERS_TSAN
+#include <sanitizer/tsan_interface.h>
+#endif
+
 namespace iso::runtime {
 namespace {
 
@@ -24,6 +45,23 @@ void abandon(std::shared_ptr<fiber_record> f) {
   const std::lock_guard<std::mutex> hold(*lock);
   kept->push_back(std::move(f));
 }
+
+// A guarded stack that notes where it lies in the fiber's record, for the sanitizers.
+class noted_stack {
+ public:
+  noted_stack(std::size_t size, fiber_record& f) : inner_(size), fiber_(&f) {}
+  boost::context::stack_context allocate() {
+    boost::context::stack_context sc = inner_.allocate();
+    fiber_->stack_bottom = static_cast<const char*>(sc.sp) - sc.size;
+    fiber_->stack_size = sc.size;
+    return sc;
+  }
+  void deallocate(boost::context::stack_context& sc) noexcept { inner_.deallocate(sc); }
+
+ private:
+  boost::context::protected_fixedsize_stack inner_;
+  fiber_record* fiber_;  // only until allocate(): the stack outlives the record's use
+};
 
 const char* describe(state s) {
   switch (s) {
@@ -47,6 +85,9 @@ fiber_scheduler::fiber_scheduler(event_loop& loop, std::uint32_t self)
     : loop_(loop), self_(self), main_(std::make_shared<fiber_record>()), current_(main_.get()) {
   main_->name = "main";
   main_->now = state::running;
+#ifdef ISO_FIBERS_TSAN
+  main_->tsan_fiber = __tsan_get_current_fiber();
+#endif
   fibers_.push_back(main_);
   loop_.set_fiber_switch(this);
 }
@@ -64,12 +105,15 @@ std::shared_ptr<fiber_record> fiber_scheduler::spawn(std::string name, std::func
   f->name = std::move(name);
   f->body = std::move(body);
   fiber_record* raw = f.get();
-  f->context = boost::context::fiber(
-      std::allocator_arg, boost::context::protected_fixedsize_stack(stack_bytes),
-      [this, raw](boost::context::fiber&& from) {
-        (void)from;  // empty: switch_to() kept the previous fiber's continuation
-        return run(*raw);
-      });
+  f->context = boost::context::fiber(std::allocator_arg, noted_stack(stack_bytes, *f),
+                                     [this, raw](boost::context::fiber&& from) {
+                                       (void)from;  // empty: switch_to() kept the caller's
+                                       after_switch();
+                                       return run(*raw);
+                                     });
+#ifdef ISO_FIBERS_TSAN
+  f->tsan_fiber = __tsan_create_fiber(0);
+#endif
   fibers_.push_back(f);
   return f;
 }
@@ -102,6 +146,7 @@ fiber_record* fiber_scheduler::pick() {
 
 void fiber_scheduler::switch_to(fiber_record& next) {
   fiber_record* self = current_;
+  before_switch(next, false);
   current_ = &next;
   next.now = state::running;
   ++switches_;
@@ -113,6 +158,40 @@ void fiber_scheduler::switch_to(fiber_record& next) {
         return boost::context::fiber();
       });
   (void)back;  // empty: whoever resumed this fiber kept nothing in it
+  after_switch();
+}
+
+void fiber_scheduler::before_switch(fiber_record& next, bool ending) {
+  previous_ = ending ? nullptr : current_;  // an ended fiber's record may go at once
+#ifdef ISO_FIBERS_ASAN
+  __sanitizer_start_switch_fiber(ending ? nullptr : &current_->fake_stack, next.stack_bottom,
+                                 next.stack_size);
+#endif
+#ifdef ISO_FIBERS_TSAN
+  if (ending) ended_tsan_fiber_ = current_->tsan_fiber;
+  __tsan_switch_to_fiber(next.tsan_fiber, 0);
+#endif
+  (void)next;
+  (void)ending;
+}
+
+void fiber_scheduler::after_switch() {
+#ifdef ISO_FIBERS_ASAN
+  const void* from_bottom = nullptr;
+  std::size_t from_size = 0;
+  __sanitizer_finish_switch_fiber(current_->fake_stack, &from_bottom, &from_size);
+  // Main's stack is the thread's: learnt the first time main is left.
+  if (previous_ != nullptr && previous_->stack_bottom == nullptr) {
+    previous_->stack_bottom = from_bottom;
+    previous_->stack_size = from_size;
+  }
+#endif
+#ifdef ISO_FIBERS_TSAN
+  if (ended_tsan_fiber_ != nullptr) {
+    __tsan_destroy_fiber(ended_tsan_fiber_);
+    ended_tsan_fiber_ = nullptr;
+  }
+#endif
 }
 
 absl::Status fiber_scheduler::wait(absl::FunctionRef<bool()> done) {
@@ -127,6 +206,9 @@ absl::Status fiber_scheduler::wait(absl::FunctionRef<bool()> done) {
     });
     if (!s.ok() || !spawned) return s;
   }
+  // Fibers that keep each other runnable would otherwise never make a round: the node
+  // must go on serving the others.
+  if (absl::Status s = loop_.progress_now_and_then(); !s.ok()) return s;
   fiber_record& self = *current_;
   self.until = &done;
   self.now = state::waiting;
@@ -200,6 +282,7 @@ boost::context::fiber fiber_scheduler::run(fiber_record& f) {
   fibers_.erase(it);
   if (index <= turn_ && turn_ > 0) --turn_;
   fiber_record& next = next_after_end();
+  before_switch(next, true);
   current_ = &next;
   next.now = state::running;
   ++switches_;

@@ -38,6 +38,11 @@ struct fiber_record {
   const absl::FunctionRef<bool()>* until = nullptr;  // while waiting: when it may go on
   state now = state::fresh;
   absl::Status outcome;  // once ended: OK, or what left it as an exception
+  // For the sanitizers, which must be told of every stack switch (sanitizer builds only).
+  const void* stack_bottom = nullptr;
+  std::size_t stack_size = 0;
+  void* fake_stack = nullptr;  // AddressSanitizer's, while suspended
+  void* tsan_fiber = nullptr;  // ThreadSanitizer's
 };
 
 class fiber_scheduler final : public fiber_switch {
@@ -83,6 +88,10 @@ class fiber_scheduler final : public fiber_switch {
   boost::context::fiber run(fiber_record& f);
   // The fiber to run once `ending` (no longer among fibers_) is done: waits for one.
   fiber_record& next_after_end();
+  // Sanitizer builds: tell the sanitizers of a switch from current_ to `next` (`ending`: the
+  // current fiber will never run again), and, once on the new stack, that it happened.
+  void before_switch(fiber_record& next, bool ending);
+  void after_switch();
 
   event_loop& loop_;
   std::uint32_t self_;
@@ -94,6 +103,8 @@ class fiber_scheduler final : public fiber_switch {
   // its wait returns this.
   absl::Status failure_;
   std::uint64_t switches_ = 0;
+  fiber_record* previous_ = nullptr;  // sanitizer builds: the fiber switched away from
+  void* ended_tsan_fiber_ = nullptr;  // ThreadSanitizer's fiber of one that just ended
 };
 
 }  // namespace iso::runtime
