@@ -8,9 +8,9 @@
 namespace iso {
 
 namespace detail {
-void register_procedure(node& n, std::string name, procedure fn, std::uint64_t types,
+void register_procedure(node& n, const std::string& name, procedure fn, std::uint64_t types,
                         std::size_t typed_bytes) {
-  throw_if_error(node_state::of(n).forks().add(std::move(name), std::move(fn), types, typed_bytes));
+  throw_if_error(node_state::of(n).forks().add(name, std::move(fn), types, typed_bytes));
 }
 }  // namespace detail
 

@@ -98,7 +98,7 @@ T unpack_one(std::span<const std::byte> bytes, std::size_t& at) {
   return value;
 }
 
-void register_procedure(node& n, std::string name, procedure fn, std::uint64_t types,
+void register_procedure(node& n, const std::string& name, procedure fn, std::uint64_t types,
                         std::size_t typed_bytes);
 
 }  // namespace detail
@@ -116,14 +116,15 @@ requires(std::is_trivially_copyable_v<Args>&&...) packed_arguments pack(const Ar
 
 // Registers `fn` as `name` on `n`; every node registers the same procedures before the
 // first fork (before the first barrier after start, or before run_main_on_first).
-inline void register_procedure(node& n, std::string name, procedure fn) {
-  detail::register_procedure(n, std::move(name), std::move(fn), 0, 0);
+inline void register_procedure(node& n, const std::string& name, procedure fn) {
+  detail::register_procedure(n, name, std::move(fn), 0, 0);
 }
 
 // The same, typed: fork with iso::pack(args...) of exactly these types.
 template <typename... Args>
 requires(std::is_trivially_copyable_v<Args>&&...) void register_procedure(
-    node& n, std::string name, std::type_identity_t<std::function<void(node&, Args...)>> fn) {
+    node& n, const std::string& name,
+    std::type_identity_t<std::function<void(node&, Args...)>> fn) {
   procedure raw = [fn = std::move(fn)](node& self, std::span<const std::byte> bytes) {
     [[maybe_unused]] std::size_t at = 0;
     (void)bytes;  // no arguments: nothing to unpack
@@ -131,7 +132,7 @@ requires(std::is_trivially_copyable_v<Args>&&...) void register_procedure(
     std::tuple<Args...> values{detail::unpack_one<Args>(bytes, at)...};
     std::apply([&](const Args&... a) { fn(self, a...); }, values);
   };
-  detail::register_procedure(n, std::move(name), std::move(raw), detail::type_digest<Args...>(),
+  detail::register_procedure(n, name, std::move(raw), detail::type_digest<Args...>(),
                              (sizeof(Args) + ... + 0));
 }
 

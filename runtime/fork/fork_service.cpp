@@ -46,7 +46,7 @@ fork_service::fork_service(event_loop& loop, fiber_scheduler& fibers, comm::node
       });
 }
 
-absl::Status fork_service::add(std::string name, iso::procedure fn, std::uint64_t types,
+absl::Status fork_service::add(const std::string& name, iso::procedure fn, std::uint64_t types,
                                std::size_t typed_bytes) {
   if (name.empty() || name.size() > kMaxName) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -60,7 +60,7 @@ absl::Status fork_service::add(std::string name, iso::procedure fn, std::uint64_
     return absl::AlreadyExistsError(
         absl::StrFormat("procedure '%s' is registered on node %u already", name, self_));
   }
-  procedures_.emplace(std::move(name), registered{std::move(fn), types, typed_bytes});
+  procedures_.emplace(name, registered{std::move(fn), types, typed_bytes});
   return absl::OkStatus();
 }
 

@@ -52,7 +52,7 @@ class fork_service {
 
   // Registers `fn` as `name`; `types` and `typed_bytes` describe a typed procedure (types 0:
   // it takes bytes). InvalidArgument for a bad name, AlreadyExists for a second `name`.
-  [[nodiscard]] absl::Status add(std::string name, iso::procedure fn, std::uint64_t types,
+  [[nodiscard]] absl::Status add(const std::string& name, iso::procedure fn, std::uint64_t types,
                                  std::size_t typed_bytes);
   // Forks `name` to `target`; returns the fork's id once the target started it.
   [[nodiscard]] absl::StatusOr<std::uint64_t> fork(comm::node_id target, std::string_view name,

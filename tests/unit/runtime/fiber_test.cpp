@@ -43,6 +43,7 @@ TEST_P(Fibers, AThousandFibersEachWaitForARemoteRead) {
     if (node.id() == 0) {
       int waiting = 0;
       std::vector<iso::fiber> fibers;
+      fibers.reserve(kFibers);
       for (int i = 0; i < kFibers; ++i) {
         fibers.push_back(
             iso::spawn(node,
@@ -82,6 +83,7 @@ TEST_P(Fibers, PingPongBetweenFibersOfTwoNodes) {
     auto balls = node.allocate<std::int64_t>(kPairs);
     node.barrier();
     std::vector<iso::fiber> players;
+    players.reserve(kPairs);
     for (int f = 0; f < kPairs; ++f) {
       players.push_back(iso::spawn(node, [&, f] {
         const std::int64_t parity = node.id() == 0 ? 0 : 1;  // whose turn: by the ball's parity
@@ -127,6 +129,7 @@ TEST(FiberScheduling, ANodeWhoseFibersAllWaitSleeps) {
     node.barrier();
     if (node.id() == 0) {
       std::vector<iso::fiber> waiters;
+      waiters.reserve(kWaiters);
       for (int i = 0; i < kWaiters; ++i) {
         waiters.push_back(iso::spawn(node, [&] {
           const iso::message m = node.receive();
