@@ -25,6 +25,7 @@
 #endif
 #endif
 #ifdef ISO_FIBERS_ASAN
+#include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #endif
 #ifdef ISO_FIBERS_TSAN
@@ -56,7 +57,14 @@ class noted_stack {
     fiber_->stack_size = sc.size;
     return sc;
   }
-  void deallocate(boost::context::stack_context& sc) noexcept { inner_.deallocate(sc); }
+  void deallocate(boost::context::stack_context& sc) noexcept {
+#ifdef ISO_FIBERS_ASAN
+    // The frames that ran here left their redzones poisoned; memory mapped here later
+    // would inherit them.
+    __asan_unpoison_memory_region(static_cast<char*>(sc.sp) - sc.size, sc.size);
+#endif
+    inner_.deallocate(sc);
+  }
 
  private:
   boost::context::protected_fixedsize_stack inner_;
