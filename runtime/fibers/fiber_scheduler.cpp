@@ -294,7 +294,22 @@ boost::context::fiber fiber_scheduler::run(fiber_record& f) {
   current_ = &next;
   next.now = state::running;
   ++switches_;
+#ifdef ISO_FIBERS_TSAN
+  // ThreadSanitizer follows a stack switch only where it is told, and returning from here
+  // would run this fiber's last frames after that point, on the next fiber's account: the
+  // fiber parks for good instead, its stack kept with the abandoned ones.
+  abandon(keep);
+  fiber_record* const parked = &f;
+  boost::context::fiber never =
+      std::move(next.context).resume_with([parked](boost::context::fiber&& from) {
+        parked->context = std::move(from);
+        return boost::context::fiber();
+      });
+  ISO_CHECK(false) << "an ended fiber was resumed on node " << self_;
+  return never;
+#else
   return std::move(next.context);
+#endif
 }
 
 fiber_record& fiber_scheduler::next_after_end() {
