@@ -213,7 +213,10 @@ absl::Status fiber_scheduler::wait(absl::FunctionRef<bool()> done) {
       return spawned;
     });
     if (!s.ok() || !spawned) return s;
+  } else if (done()) {
+    return absl::OkStatus();
   }
+  // `done` is not called again once it returned true: it may have acted (taken a message).
   // Fibers that keep each other runnable would otherwise never make a round: the node
   // must go on serving the others.
   if (absl::Status s = loop_.progress_now_and_then(); !s.ok()) return s;

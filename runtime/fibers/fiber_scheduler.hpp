@@ -66,7 +66,8 @@ class fiber_scheduler final : public fiber_switch {
   // Lets every other runnable fiber run once, with a round of progress.
   [[nodiscard]] absl::Status yield();
 
-  // fiber_switch: suspends the running fiber until `done()`.
+  // fiber_switch: suspends the running fiber until `done()`, which is not called again
+  // once it returned true (on whichever fiber's stack it ran).
   [[nodiscard]] absl::Status wait(absl::FunctionRef<bool()> done) override;
 
   [[nodiscard]] const fiber_record& current() const { return *current_; }

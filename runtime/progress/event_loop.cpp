@@ -81,7 +81,7 @@ absl::Status event_loop::progress(bool& did_work) {
 }
 
 absl::Status event_loop::wait_for(absl::FunctionRef<bool()> done) {
-  if (fibers_ == nullptr || forbidden_ || done()) return wait_rounds(done);
+  if (fibers_ == nullptr || forbidden_) return wait_rounds(done);
   return fibers_->wait(done);
 }
 

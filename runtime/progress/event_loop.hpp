@@ -112,7 +112,8 @@ class event_loop {
   }
   // Rounds until `done()`; between idle rounds, the waiter policy. The one way anything
   // on the node waits: with a fiber switch set, the wait goes there (other fibers run
-  // meanwhile), except inside a message handler, where progress() refuses it.
+  // meanwhile), except inside a message handler, where progress() refuses it. `done` may
+  // act (take a message, submit): once it returned true it is not called again.
   [[nodiscard]] absl::Status wait_for(absl::FunctionRef<bool()> done);
   // wait_for() on this stack, without switching fibers: what the fiber switch runs once
   // every fiber waits, with `done` telling whether one may run again.

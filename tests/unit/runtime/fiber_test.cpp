@@ -209,6 +209,26 @@ TEST_P(Fibers, AnotherFibersIsochronWaitsForTheOpenOne) {
   EXPECT_EQ(wrong.load(), 0);
 }
 
+// A wait's condition may act (take a message, submit a batch): once it held, it is not
+// evaluated again, with or without other fibers on the node.
+TEST(FiberScheduling, AConditionThatHeldIsNotEvaluatedAgain) {
+  int alone = 0;
+  int beside = 0;
+  const int status = run_inproc(1, iso::options{}, [&](iso::node& node) {
+    iso::runtime::event_loop& loop = iso::detail::node_state::of(node).loop();
+    EXPECT_TRUE(loop.wait_for([&] { return ++alone >= 1; }).ok());
+    EXPECT_TRUE(loop.wait_for([&] { return ++alone >= 3; }).ok());
+    iso::fiber other = iso::spawn(node, [&] {
+      for (int i = 0; i < 5; ++i) iso::yield(node);
+    });
+    EXPECT_TRUE(loop.wait_for([&] { return ++beside >= 4; }).ok());
+    other.join();
+  });
+  EXPECT_EQ(status, 0);
+  EXPECT_EQ(alone, 3);
+  EXPECT_EQ(beside, 4);
+}
+
 TEST(FiberErrors, JoinInsideTheCallersOwnIsochronIsRefused) {
   const int status = run_inproc(1, iso::options{}, [&](iso::node& node) {
     iso::fiber f = iso::spawn(node, [] {});
