@@ -137,7 +137,8 @@ requires(std::is_trivially_copyable_v<Args>&&...) void register_procedure(
 }
 
 // A forked process, as seen by the node that forked it. Move-only; destroying it without
-// join() lets the process run on unobserved.
+// join() lets the process run on unobserved. Used only while its node exists, on the
+// node's thread.
 class forked {
  public:
   forked() = default;
@@ -148,6 +149,8 @@ class forked {
   [[nodiscard]] node_id target() const { return target_; }
   [[nodiscard]] bool joinable() const { return node_ != nullptr; }
   // Waits until the process has returned (running this node's other fibers meanwhile).
+  // No time limit (a process may run long); a target node that fails fails the job, and
+  // that ends the wait.
   // Throws iso::error: failed_precondition for a handle that names no process; the
   // process's exception (see Errors); the node's or the job's failure.
   void join();
