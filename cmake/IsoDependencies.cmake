@@ -1,7 +1,9 @@
 # Every external package the build uses, found in one place (tools/install-deps.sh installs them).
-# Boost.Context (for fibers) and Google Benchmark (for micro-benchmarks) are not here: nothing
-# uses them yet, and each comes in with the first code that does.
+# Google Benchmark (for micro-benchmarks) is not here: nothing uses it yet, and it comes in
+# with the first code that does.
 find_package(Threads REQUIRED)
+# The runtime's fibers (runtime/fibers/) switch stacks with Boost.Context.
+find_package(Boost 1.74 REQUIRED COMPONENTS context)
 find_package(absl REQUIRED)
 find_package(PkgConfig REQUIRED)
 find_package(ZLIB REQUIRED)

@@ -37,14 +37,13 @@ isochron::isochron(node& n) : node_(n) {
   // A node that failed (a pulse failed, or an isochron was lost at scope exit) issues
   // nothing more: later isochrons must not execute as if the lost one had.
   if (!state.health().ok()) detail::throw_status(state.health());
-  detail::throw_if_error(state.smm().begin());
-  state.begin_isochron();
+  detail::throw_if_error(state.open_isochron());
 }
 
 isochron::~isochron() {
   if (!open_) return;
   open_ = false;
-  absl::Status s = smm_of(node_).end();
+  absl::Status s = detail::node_state::of(node_).close_isochron();
   if (s.ok()) return;
   // Nobody can be told here, and the isochron is lost: the node fails instead, so that the
   // error reaches the program at its next call that waits (at the latest when iso::run
@@ -58,7 +57,7 @@ isochron::~isochron() {
 void isochron::end() {
   if (!open_) return;
   open_ = false;
-  detail::throw_if_error(smm_of(node_).end());
+  detail::throw_if_error(detail::node_state::of(node_).close_isochron());
 }
 
 detail::read_handle isochron::read_raw(address a, std::size_t width, std::size_t count) {

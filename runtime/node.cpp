@@ -74,6 +74,7 @@ node_state::node_state(std::unique_ptr<runtime::bootstrap> boot, std::unique_ptr
       options_(opts),
       agreement_(runtime::job_agreement_digest(nic_->topo(), opts)),
       loop_(*nic_, waiting, [this] { return boot_->job_status(); }),
+      fibers_(loop_, boot_->rank()),
       plain_(loop_, {.credit_timeout = absl::FromChrono(opts.barrier_timeout)}),
       smm_(boot_->rank(), loop_,
            runtime::smm_options{.page_variables = opts.page_variables,
@@ -84,7 +85,9 @@ node_state::node_state(std::unique_ptr<runtime::bootstrap> boot, std::unique_ptr
                                 .direct_reads = opts.direct_reads,
                                 .relaxed = opts.relaxed}),
       counters_(loop_),
-      store_(loop_) {
+      store_(loop_),
+      forks_(loop_, fibers_, boot_->rank(), boot_->size(),
+             {.answer_timeout = absl::FromChrono(opts.barrier_timeout)}) {
   // Counters held here live in this node's window when there is one, so that callers on
   // this host add to them with a CPU atomic; the NIC adds to the same words for the others.
   for (const std::span<std::byte> w : windows) {
@@ -144,6 +147,8 @@ node_state::node_state(std::unique_ptr<runtime::bootstrap> boot, std::unique_ptr
     const std::uint64_t executed = 1;
     smm_.read_result(source, slot, 0, std::span(&executed, 1));
   });
+  // A forked process's writes have executed everywhere before its forker learns it ended.
+  forks_.set_settle([this] { return quiet(); });
   nic_->start();
 }
 
@@ -183,7 +188,7 @@ absl::Status node_state::quiet() {
     smm_.close(t);
   };
   if (count() > 1) {
-    if (absl::Status s = smm_.begin(); !s.ok()) return s;
+    if (absl::Status s = open_isochron(); !s.ok()) return s;
     absl::Status added;
     for (node_id n = 0; n < count() && added.ok(); ++n) {
       if (n == id()) continue;
@@ -195,7 +200,7 @@ absl::Status node_state::quiet() {
         answer_here(t);
       }
     }
-    absl::Status ended = smm_.end();
+    absl::Status ended = close_isochron();
     if (!added.ok() || !ended.ok()) {
       for (const auto& [n, t] : fences) answer_here(t);
       return added.ok() ? ended : added;
@@ -225,8 +230,28 @@ absl::Status node_state::quiet() {
   return smm_.drain_issued();
 }
 
-absl::Status node_state::usable_outside_isochron(const char* what) const {
+absl::Status node_state::open_isochron() {
+  if (absl::Status s = await_other_fibers_isochron(); !s.ok()) return s;
+  if (absl::Status s = smm_.begin(); !s.ok()) return s;
+  isochron_owner_ = &fibers_.current();
+  begin_isochron();
+  return absl::OkStatus();
+}
+
+absl::Status node_state::close_isochron() {
+  absl::Status s = smm_.end();
+  isochron_owner_ = nullptr;
+  return s;
+}
+
+absl::Status node_state::await_other_fibers_isochron() {
+  if (isochron_owner_ == nullptr || own_isochron_open()) return absl::OkStatus();
+  return loop_.wait_for([this] { return isochron_owner_ == nullptr; });
+}
+
+absl::Status node_state::usable_outside_isochron(const char* what) {
   if (absl::Status s = health(); !s.ok()) return s;
+  if (absl::Status s = await_other_fibers_isochron(); !s.ok()) return s;
   if (smm_.in_isochron()) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "%s inside an open isochron on node %u; end the isochron first", what, id()));
@@ -236,6 +261,7 @@ absl::Status node_state::usable_outside_isochron(const char* what) const {
 
 absl::StatusOr<std::uint64_t> node_state::allocate(std::uint64_t count, std::uint8_t width,
                                                    const runtime::copyset_rule& rule) {
+  if (absl::Status s = await_other_fibers_isochron(); !s.ok()) return s;
   absl::StatusOr<std::uint64_t> first = smm_.allocate(count, width, rule);
   if (!first.ok()) return first;
   // Every node must have made this very allocation: the same size, and the same copyset
@@ -385,11 +411,11 @@ absl::StatusOr<std::optional<notice>> node_state::try_iso_receive() {
 }
 
 absl::Status node_state::one_op_isochron(absl::FunctionRef<absl::Status()> op) {
-  if (absl::Status s = smm_.begin(); !s.ok()) return s;
+  if (absl::Status s = open_isochron(); !s.ok()) return s;
   absl::Status added = op();
   // The isochron is issued even when the operation was refused (then it is empty and
   // issuing it does nothing), so that no isochron is left open.
-  absl::Status ended = smm_.end();
+  absl::Status ended = close_isochron();
   return added.ok() ? ended : added;
 }
 
@@ -459,6 +485,7 @@ void read_release(node_link* link, read_ticket t) noexcept {
 
 node::node(std::unique_ptr<detail::node_state> state) : state_(std::move(state)) {
   state_->set_link(new detail::node_link{.owner = state_.get(), .handles = 0});
+  state_->forks().set_node(this);
 }
 
 node::~node() {

@@ -16,6 +16,8 @@
 #include "nicfw/engine.hpp"
 #include "runtime/bootstrap/bootstrap.hpp"
 #include "runtime/counters/fetch_add_client.hpp"
+#include "runtime/fibers/fiber_scheduler.hpp"
+#include "runtime/fork/fork_service.hpp"
 #include "runtime/messages/plain_messages.hpp"
 #include "runtime/objects/object_link.hpp"
 #include "runtime/objects/object_table.hpp"
@@ -65,6 +67,10 @@ class node_state {
   [[nodiscard]] runtime::bootstrap& boot() { return *boot_; }
   [[nodiscard]] runtime::shared_memory_manager& smm() { return smm_; }
   [[nodiscard]] runtime::event_loop& loop() { return loop_; }
+  // The node's fibers (iso/fiber.hpp); the body runs as fiber "main".
+  [[nodiscard]] runtime::fiber_scheduler& fibers() { return fibers_; }
+  // Fork (iso/fork.hpp): procedures registered here, forks made and served.
+  [[nodiscard]] runtime::fork_service& forks() { return forks_; }
   // The NIC's fetch-and-add counters (nicfw/fetch_add_service.hpp).
   [[nodiscard]] runtime::fetch_add_client& counters() { return counters_; }
   // The NIC's remote store (nicfw/remote_store_service.hpp).
@@ -91,6 +97,19 @@ class node_state {
   // read can tell whether its own isochron is still open.
   std::uint64_t begin_isochron() { return ++isochrons_; }
   [[nodiscard]] std::uint64_t isochron_serial() const { return isochrons_; }
+  // An isochron belongs to the fiber that opened it, from begin to the end of its end()
+  // (which may wait for credits, while the isochron builder still holds it). Another fiber
+  // that opens one, or makes a call that needs none open, waits until then.
+  // open_isochron(): waits for another fiber's isochron, then begins one (and counts it);
+  // close_isochron(): ends it and frees the node's isochron for the other fibers.
+  [[nodiscard]] absl::Status open_isochron();
+  [[nodiscard]] absl::Status close_isochron();
+  // Waits while another fiber of this node has an isochron open.
+  [[nodiscard]] absl::Status await_other_fibers_isochron();
+  // Whether the running fiber has an isochron open.
+  [[nodiscard]] bool own_isochron_open() const {
+    return isochron_owner_ != nullptr && isochron_owner_ == &fibers_.current();
+  }
   // The node's failure, once it has failed (OK before): a failed pulse, or an isochron lost
   // at scope exit. From then on every call that waits reports it.
   [[nodiscard]] const absl::Status& health() const { return loop_.failure(); }
@@ -122,7 +141,8 @@ class node_state {
   [[nodiscard]] absl::Status quiet();
   // OK, or why a call that waits for this node's isochrons cannot be made now: the node
   // has failed, or an isochron is open (FailedPrecondition naming `what`).
-  [[nodiscard]] absl::Status usable_outside_isochron(const char* what) const;
+  // Waits first while another fiber has one open.
+  [[nodiscard]] absl::Status usable_outside_isochron(const char* what);
   // Runs `op` (which adds one operation) in an isochron of its own.
   [[nodiscard]] absl::Status one_op_isochron(absl::FunctionRef<absl::Status()> op);
 
@@ -157,12 +177,14 @@ class node_state {
   // goes into every barrier's digest.
   std::uint64_t agreement_ = 0;
   runtime::event_loop loop_;
+  runtime::fiber_scheduler fibers_;
   // Units of the loop, in the order it ends a round: plain messages first, so that records
   // they hold move out before the SMM runs pulses.
   runtime::plain_messages plain_;
   runtime::shared_memory_manager smm_;
   runtime::fetch_add_client counters_;
   runtime::remote_store_client store_;
+  runtime::fork_service forks_;
   // Every node's counter area in its window (runtime/counters/counter_area.hpp), by node
   // id; empty where this process does not map that node's window.
   std::vector<std::span<std::atomic<std::uint64_t>>> counter_areas_;
@@ -181,7 +203,8 @@ class node_state {
 
   node_link* link_ = nullptr;
   std::uint64_t isochrons_ = 0;
-  std::deque<std::unique_ptr<message::holder>> inbox_;  // delivered, not yet received
+  const runtime::fiber_record* isochron_owner_ = nullptr;  // see open_isochron()
+  std::deque<std::unique_ptr<message::holder>> inbox_;     // delivered, not yet received
   std::vector<message::holder*> in_place_;  // received messages still in the NIC's queue
   // Last: the table is a unit of loop_ and uses sequenced_.
   std::shared_ptr<object_link> objects_link_;

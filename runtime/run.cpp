@@ -201,6 +201,14 @@ std::unique_ptr<node> make_node(fabric& fabric, std::uint32_t rank, const job_pl
 }
 
 void leave_job(node& self) {
+  // A fiber left running would be cut off mid-way, its work and its waits lost.
+  detail::node_state& state = detail::node_state::of(self);
+  absl::Status ended = state.forks().await_served();  // processes of the job, as in Orca
+  if (ended.ok()) ended = state.fibers().check_all_ended("the body returned");
+  if (!ended.ok()) {
+    state.fail(ended);
+    detail::throw_status(ended);
+  }
   self.quiesce();  // everything this node issued has executed here
   self.barrier();  // end: every node keeps serving the others until all are done
   detail::node_state::of(self).leave();  // this process may end now: nobody needs it

@@ -5,6 +5,8 @@
 
 #include "iso/counter.hpp"
 #include "iso/error.hpp"
+#include "iso/fiber.hpp"
+#include "iso/fork.hpp"
 #include "iso/isochron.hpp"
 #include "iso/node.hpp"
 #include "iso/notice.hpp"

@@ -14,9 +14,9 @@ struct plain_header {
 
 }  // namespace
 
-plain_messages::plain_messages(event_loop& loop, const options& opts)
-    : loop_(loop), options_(opts) {
-  loop.add_direct_unit(*this, static_cast<std::uint8_t>(direct_tag::plain));
+plain_messages::plain_messages(event_loop& loop, const options& opts, direct_tag tag)
+    : loop_(loop), options_(opts), tag_(tag) {
+  loop.add_direct_unit(*this, static_cast<std::uint8_t>(tag));
 }
 
 absl::Status plain_messages::send(comm::node_id to, std::span<const std::byte> bytes) {
@@ -30,7 +30,7 @@ absl::Status plain_messages::send(comm::node_id to, std::span<const std::byte> b
     return absl::OutOfRangeError(
         absl::StrFormat("message of %u bytes exceeds the maximum of %u", bytes.size(), limit));
   }
-  const plain_header header;
+  const plain_header header{.tag = tag_};
   const comm::byte_span pieces[2] = {std::as_bytes(std::span(&header, 1)), bytes};
   nicfw::credit_ledger& credits = nic.credits();
   const std::size_t size = sizeof(header) + bytes.size();
@@ -62,7 +62,7 @@ void plain_messages::on_delivery(const nicfw::delivery& d) {
   }
   loop_.nic().credits().host_received(d.source, nicfw::credit_class::direct, d.payload.size());
   if (!on_message_) return;
-  loop_.nic().channel().host_hold();
+  if (options_.in_place) loop_.nic().channel().host_hold();
   on_message_(d.source, d.payload.subspan(sizeof(plain_header)), d.record);
 }
 

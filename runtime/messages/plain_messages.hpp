@@ -19,6 +19,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "runtime/progress/direct_tags.hpp"
 #include "runtime/progress/event_loop.hpp"
 
 namespace iso::runtime {
@@ -28,12 +29,16 @@ class plain_messages final : public delivery_unit {
   struct options {
     // How long a sender waits for credits before it reports the receiver.
     absl::Duration credit_timeout = absl::Seconds(60);
+    // Whether a message stays in place for the receiver (release() frees it); without, the
+    // receiver copies what it needs before it returns and must not call release().
+    bool in_place = true;
   };
   using receiver =
       std::function<void(comm::node_id source, std::span<const std::byte> bytes, std::uint64_t)>;
 
-  // Registers with `loop`.
-  plain_messages(event_loop& loop, const options& opts);
+  // Registers with `loop` for direct packets of `tag` (another instance, another tag: the
+  // two share the direct credits to each peer).
+  plain_messages(event_loop& loop, const options& opts, direct_tag tag = direct_tag::plain);
 
   // The largest message: what fits one NIC queue record with the headers around it.
   [[nodiscard]] static std::size_t max_message_size(nicfw::engine& nic) {
@@ -63,6 +68,7 @@ class plain_messages final : public delivery_unit {
  private:
   event_loop& loop_;
   options options_;
+  direct_tag tag_;
   receiver on_message_;
   std::function<void()> on_pressure_;
 };

@@ -15,6 +15,7 @@ enum class direct_tag : std::uint8_t {
   plain = 2,       // a plain message (plain_messages)
   echo = 3,        // paranoid mode: where an isochron executed, to its issuer (SMM)
   objects = 4,     // a call of a single-copy object and its reply (object_table)
+  fork = 5,        // fork requests and their answers (fork_service), as plain messages
 };
 
 // The error for a direct packet that no unit takes, or that is malformed for its tag.

@@ -81,6 +81,11 @@ absl::Status event_loop::progress(bool& did_work) {
 }
 
 absl::Status event_loop::wait_for(absl::FunctionRef<bool()> done) {
+  if (fibers_ == nullptr || forbidden_) return wait_rounds(done);
+  return fibers_->wait(done);
+}
+
+absl::Status event_loop::wait_rounds(absl::FunctionRef<bool()> done) {
   int idle = 0;
   // Since when no round had work, once the node dozes. A doze's end is no sign of that: a
   // wake-up may come for a packet an earlier round already took.
@@ -103,6 +108,7 @@ absl::Status event_loop::wait_for(absl::FunctionRef<bool()> done) {
       std::this_thread::yield();
       continue;
     }
+    sleeps_.fetch_add(1, std::memory_order_relaxed);
     if (!nic_.runs_inline()) {
       nic_.channel().host_wait(policy_.sleep);
     } else if (policy_.doze > absl::ZeroDuration()) {

@@ -3,8 +3,9 @@
 // kind (direct packets by their first byte, a tag), then lets every unit finish the round
 // (the shared memory manager runs the pulses that closed). wait_for() makes rounds until a
 // condition holds, and between idle rounds a waiter policy spins, yields, then sleeps on
-// the NIC (at once when oversubscribed); a fiber scheduler will plug in here and yield
-// instead.
+// the NIC (at once when oversubscribed). With several fibers on the node (a fiber_switch,
+// runtime/fibers/) a wait yields to the other fibers instead, and the rounds and the
+// waiter policy run only once every fiber waits.
 //
 //   event_loop loop(nic, waiter_policy{}, job_status);
 //   loop.add_unit(smm, kIsotachKinds);        // before the first round
@@ -16,6 +17,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -42,6 +44,16 @@ class delivery_unit {
     (void)did_work;
     return absl::OkStatus();
   }
+};
+
+// Where wait_for() hands a wait when the node runs several fibers on its thread: the
+// waiting fiber is suspended and others run until its condition holds. The switch makes
+// its rounds with event_loop::wait_rounds().
+class fiber_switch {
+ public:
+  virtual ~fiber_switch() = default;
+  // Returns once `done()` holds, or with the node's failure.
+  [[nodiscard]] virtual absl::Status wait(absl::FunctionRef<bool()> done) = 0;
 };
 
 // How a thread waits between idle rounds: it polls, then yields its core between polls,
@@ -98,13 +110,23 @@ class event_loop {
     bool did = false;
     return progress(did);
   }
-  // Rounds until `done()`; between idle rounds, the waiter policy.
+  // Rounds until `done()`; between idle rounds, the waiter policy. The one way anything
+  // on the node waits: with a fiber switch set, the wait goes there (other fibers run
+  // meanwhile), except inside a message handler, where progress() refuses it. `done` may
+  // act (take a message, submit): once it returned true it is not called again.
   [[nodiscard]] absl::Status wait_for(absl::FunctionRef<bool()> done);
   // The job's health, as a waiting node checks it while idle: for a node that only polls
   // (it waits on nobody), so that it too learns of a peer that failed, vanished or stopped.
   [[nodiscard]] absl::Status job_status() const {
     return job_status_ ? job_status_() : absl::OkStatus();
   }
+  // wait_for() on this stack, without switching fibers: what the fiber switch runs once
+  // every fiber waits, with `done` telling whether one may run again.
+  [[nodiscard]] absl::Status wait_rounds(absl::FunctionRef<bool()> done);
+  // From now on waits go to `fibers` (null: none). It outlives its use here.
+  void set_fiber_switch(fiber_switch* fibers) { fibers_ = fibers; }
+  // How often a wait slept on the NIC's doorbell (any thread may read it).
+  [[nodiscard]] std::uint64_t sleeps() const { return sleeps_.load(std::memory_order_relaxed); }
 
   // Hands the NIC a submission of `kind` for `to`, waiting (making the NIC progress in
   // inline mode) while its queue is full. Errors: the NIC's failure.
@@ -147,6 +169,8 @@ class event_loop {
   std::array<delivery_unit*, nicfw::kDeliveryKinds> by_kind_{};
   std::array<delivery_unit*, 256> by_direct_tag_{};
   std::size_t unpolled_work_ = 0;  // see progress_now_and_then()
+  fiber_switch* fibers_ = nullptr;
+  std::atomic<std::uint64_t> sleeps_{0};
   bool forbidden_ = false;
   absl::Status failure_;
 };

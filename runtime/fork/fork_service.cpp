@@ -1,0 +1,309 @@
+#include "runtime/fork/fork_service.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <exception>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "boost/context/fiber.hpp"
+#include "iso/error.hpp"
+#include "runtime/node_state.hpp"
+
+namespace iso::runtime {
+namespace {
+
+// What every fork message starts with (after the plain messages' own header).
+struct fork_header {
+  std::uint8_t kind = 0;
+  std::uint8_t code = 0;  // refused, failed: the status code
+  std::uint16_t reserved = 0;
+  std::uint32_t name_bytes = 0;  // request: the name, then the arguments, follow
+  std::uint64_t id = 0;          // the forking node's number for the fork
+  std::uint64_t types = 0;       // request: iso::pack's digest of the argument types
+};
+
+std::span<const std::byte> bytes_of(std::string_view s) { return std::as_bytes(std::span(s)); }
+
+}  // namespace
+
+fork_service::fork_service(event_loop& loop, fiber_scheduler& fibers, comm::node_id self,
+                           std::uint32_t nodes, const options& opts)
+    : loop_(loop),
+      fibers_(fibers),
+      plain_(loop, {.credit_timeout = opts.answer_timeout, .in_place = false}, direct_tag::fork),
+      self_(self),
+      nodes_(nodes),
+      options_(opts) {
+  // Fork messages are small and taken at once (not in place): their credits go back now.
+  plain_.set_receiver(
+      [this](comm::node_id source, std::span<const std::byte> bytes, std::uint64_t record) {
+        (void)record;
+        on_message(source, bytes);
+        plain_.free(source, bytes.size());
+      });
+}
+
+absl::Status fork_service::add(const std::string& name, iso::procedure fn, std::uint64_t types,
+                               std::size_t typed_bytes) {
+  if (name.empty() || name.size() > kMaxName) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "a procedure name of %u bytes on node %u: 1 to %u allowed", name.size(), self_, kMaxName));
+  }
+  if (!fn) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("procedure '%s' on node %u: an empty function", name, self_));
+  }
+  if (procedures_.contains(name)) {
+    return absl::AlreadyExistsError(
+        absl::StrFormat("procedure '%s' is registered on node %u already", name, self_));
+  }
+  procedures_.emplace(name, registered{std::move(fn), types, typed_bytes});
+  return absl::OkStatus();
+}
+
+std::size_t fork_service::max_arguments() const {
+  return plain_messages::max_message_size(loop_.nic()) - sizeof(fork_header) - kMaxName;
+}
+
+absl::StatusOr<std::uint64_t> fork_service::fork(comm::node_id target, std::string_view name,
+                                                 std::span<const std::byte> arguments,
+                                                 std::uint64_t types) {
+  if (target >= nodes_) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "fork of '%s' to node %u: the job has nodes 0..%u", name, target, nodes_ - 1));
+  }
+  if (name.empty() || name.size() > kMaxName) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("fork to node %u: a procedure name of %u bytes (1 to %u allowed)", target,
+                        name.size(), kMaxName));
+  }
+  if (arguments.size() > max_arguments()) {
+    return absl::OutOfRangeError(
+        absl::StrFormat("fork of '%s' to node %u: arguments of %u bytes, at most %u", name, target,
+                        arguments.size(), max_arguments()));
+  }
+  const std::uint64_t id = next_id_++;
+  pending& entry = pending_[id];
+  entry.target = target;
+  entry.name = std::string(name);
+  const fork_header header{.kind = static_cast<std::uint8_t>(kind::request),
+                           .name_bytes = static_cast<std::uint32_t>(name.size()),
+                           .id = id,
+                           .types = types};
+  std::vector<std::byte> message(sizeof(header) + name.size() + arguments.size());
+  std::memcpy(message.data(), &header, sizeof(header));
+  std::memcpy(message.data() + sizeof(header), name.data(), name.size());
+  if (!arguments.empty()) {
+    std::memcpy(message.data() + sizeof(header) + name.size(), arguments.data(), arguments.size());
+  }
+  if (absl::Status s = plain_.send(target, message); !s.ok()) {
+    pending_.erase(id);
+    return s;
+  }
+  const absl::Time deadline = absl::Now() + options_.answer_timeout;
+  bool expired = false;
+  const pending& p = pending_.at(id);
+  absl::Status waited = loop_.wait_for([&] {
+    if (p.answer != kind::request) return true;
+    expired = absl::Now() >= deadline;
+    return expired;
+  });
+  if (!waited.ok() || expired) {
+    detach(id);  // an answer that still comes is dropped
+    if (!waited.ok()) return waited;
+    return absl::DeadlineExceededError(absl::StrFormat(
+        "fork of '%s' to node %u: no answer within %s (node %u is not making progress: no call "
+        "into the runtime there)",
+        name, target, absl::FormatDuration(options_.answer_timeout), target));
+  }
+  if (p.answer == kind::refused) {
+    absl::Status refused = p.outcome;
+    pending_.erase(id);
+    return refused;
+  }
+  return id;
+}
+
+absl::Status fork_service::join(std::uint64_t id) {
+  auto it = pending_.find(id);
+  if (it == pending_.end()) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "join of fork %u on node %u, which is not waiting to be joined", id, self_));
+  }
+  const pending& p = it->second;
+  if (absl::Status s =
+          loop_.wait_for([&] { return p.answer == kind::ended || p.answer == kind::failed; });
+      !s.ok()) {
+    return s;
+  }
+  absl::Status outcome = p.outcome;
+  pending_.erase(id);
+  return outcome;
+}
+
+void fork_service::detach(std::uint64_t id) {
+  auto it = pending_.find(id);
+  if (it == pending_.end()) return;
+  if (it->second.answer == kind::ended || it->second.answer == kind::failed) {
+    pending_.erase(it);
+    return;
+  }
+  it->second.detached = true;
+}
+
+absl::Status fork_service::send(comm::node_id to, kind k, std::uint64_t id,
+                                const absl::Status& outcome) {
+  const fork_header header{.kind = static_cast<std::uint8_t>(k),
+                           .code = static_cast<std::uint8_t>(outcome.code()),
+                           .id = id};
+  std::vector<std::byte> message(sizeof(header));
+  std::memcpy(message.data(), &header, sizeof(header));
+  const std::span<const std::byte> text =
+      bytes_of(std::string_view(outcome.message().data(), outcome.message().size()));
+  message.insert(message.end(), text.begin(), text.end());
+  return plain_.send(to, message);
+}
+
+void fork_service::on_message(comm::node_id source, std::span<const std::byte> bytes) {
+  fork_header header;
+  if (bytes.size() < sizeof(header)) {
+    loop_.fail(absl::InvalidArgumentError(
+        absl::StrFormat("malformed fork message of %u bytes from node %u", bytes.size(), source)));
+    return;
+  }
+  std::memcpy(&header, bytes.data(), sizeof(header));
+  const std::span<const std::byte> rest = bytes.subspan(sizeof(header));
+  const auto k = static_cast<kind>(header.kind);
+  if (k == kind::request) {
+    if (header.name_bytes > rest.size()) {
+      loop_.fail(absl::InvalidArgumentError(
+          absl::StrFormat("malformed fork request from node %u: a name of %u bytes in %u", source,
+                          header.name_bytes, rest.size())));
+      return;
+    }
+    request r;
+    r.source = source;
+    r.id = header.id;
+    r.types = header.types;
+    r.name.assign(reinterpret_cast<const char*>(rest.data()), header.name_bytes);
+    r.arguments.assign(rest.begin() + header.name_bytes, rest.end());
+    ++serving_;
+    const std::string fiber_name = absl::StrFormat("fork '%s' from node %u", r.name, source);
+    // A fiber of its own: answering may wait for credits, which a delivery must not.
+    fibers_.spawn(fiber_name, [this, r = std::move(r)] { serve(r); });
+    return;
+  }
+  if (k == kind::stop) {
+    stopped_ = true;
+    stopped_by_ = source;
+    return;
+  }
+  auto it = pending_.find(header.id);
+  if (it == pending_.end()) return;  // a fork that nobody waits for any more
+  pending& p = it->second;
+  p.answer = k;
+  if (k == kind::refused || k == kind::failed) {
+    p.outcome = absl::Status(static_cast<absl::StatusCode>(header.code),
+                             std::string(reinterpret_cast<const char*>(rest.data()), rest.size()));
+  }
+  if (p.detached && (k == kind::ended || k == kind::failed || k == kind::refused)) {
+    pending_.erase(it);
+  }
+}
+
+absl::Status fork_service::check(const request& r) const {
+  if (stopped_) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "fork of '%s' to node %u: node %u has stopped serving forks (main returned on node %u)",
+        r.name, self_, self_, stopped_by_));
+  }
+  auto it = procedures_.find(r.name);
+  if (it == procedures_.end()) {
+    std::vector<std::string> known;
+    for (const auto& [name, proc] : procedures_) known.push_back("'" + name + "'");
+    std::sort(known.begin(), known.end());
+    return absl::NotFoundError(absl::StrFormat(
+        "fork of '%s' to node %u: no procedure '%s' is registered on node %u (it has %s)", r.name,
+        self_, r.name, self_, known.empty() ? "none" : absl::StrJoin(known, ", ")));
+  }
+  const registered& p = it->second;
+  if (p.types == 0) return absl::OkStatus();  // it takes any bytes
+  if (r.arguments.size() != p.typed_bytes) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("fork of '%s' to node %u: arguments of %u bytes, but '%s' takes %u", r.name,
+                        self_, r.arguments.size(), r.name, p.typed_bytes));
+  }
+  if (r.types != 0 && r.types != p.types) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "fork of '%s' to node %u: arguments packed from other types than '%s' takes", r.name, self_,
+        r.name));
+  }
+  return absl::OkStatus();
+}
+
+void fork_service::serve(const request& r) {
+  struct served_one {
+    std::size_t& count;
+    ~served_one() { --count; }
+  } done{serving_};
+  if (absl::Status verdict = check(r); !verdict.ok()) {
+    detail::throw_if_error(send(r.source, kind::refused, r.id, verdict));
+    return;
+  }
+  detail::throw_if_error(send(r.source, kind::accepted, r.id, absl::OkStatus()));
+  absl::Status outcome;
+  const std::string where = absl::StrFormat("procedure '%s' forked to node %u", r.name, self_);
+  try {
+    procedures_.at(r.name).fn(*node_, r.arguments);
+  } catch (const boost::context::detail::forced_unwind&) {
+    throw;
+  } catch (const iso::error& e) {
+    outcome = absl::Status(static_cast<absl::StatusCode>(e.code()),
+                           absl::StrFormat("%s ended with an exception: %s", where, e.what()));
+  } catch (const std::exception& e) {
+    outcome =
+        absl::AbortedError(absl::StrFormat("%s ended with an exception: %s", where, e.what()));
+  } catch (...) {
+    outcome = absl::AbortedError(
+        absl::StrFormat("%s ended with an exception that is not a std::exception", where));
+  }
+  if (settle_) {
+    if (absl::Status s = settle_(); !s.ok() && outcome.ok()) outcome = s;
+  }
+  detail::throw_if_error(send(r.source, outcome.ok() ? kind::ended : kind::failed, r.id, outcome));
+}
+
+absl::Status fork_service::stop_serving_everywhere() {
+  for (comm::node_id n = 0; n < nodes_; ++n) {
+    if (n == self_) continue;
+    if (absl::Status s = send(n, kind::stop, 0, absl::OkStatus()); !s.ok()) return s;
+  }
+  stopped_ = true;
+  stopped_by_ = self_;
+  return loop_.wait_for([this] { return serving_ == 0; });
+}
+
+absl::Status fork_service::serve_until_stopped() {
+  return loop_.wait_for([this] { return stopped_ && serving_ == 0; });
+}
+
+absl::Status fork_service::await_served() {
+  const absl::Time deadline = absl::Now() + options_.answer_timeout;
+  bool expired = false;
+  if (absl::Status s = loop_.wait_for([&] {
+        expired = serving_ != 0 && absl::Now() >= deadline;
+        return serving_ == 0 || expired;
+      });
+      !s.ok()) {
+    return s;
+  }
+  if (!expired) return absl::OkStatus();
+  return absl::DeadlineExceededError(
+      absl::StrFormat("node %u: the body returned while %u process(es) forked to it ran on for %s",
+                      self_, serving_, absl::FormatDuration(options_.answer_timeout)));
+}
+
+}  // namespace iso::runtime
