@@ -1,5 +1,7 @@
 #include "tools/bench/iso_bench_common.hpp"
 
+#include <unistd.h>
+
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
@@ -88,6 +90,21 @@ void collect_shmem_peer_sizes(const std::string& bin, bool quick, sample_table& 
                                   "2>/dev/null",
                                   bin, bin, quick ? " --quick" : ""),
                   {"shmem_getmem_us", "shmem_putmem_quiet_us"}, peer, /*tolerate_exit=*/true);
+}
+
+std::optional<std::string> mpi_peer_command(const std::string& bin, const char* program, int ranks,
+                                            const std::string& args) {
+  const std::string peer = bin + "/" + program;
+  if (::access(peer.c_str(), X_OK) != 0) return std::nullopt;
+  if (std::system("command -v mpirun >/dev/null 2>&1") != 0) return std::nullopt;
+  if (::geteuid() == 0) {
+    ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+    ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+  }
+  return absl::StrFormat(
+      "mpirun -n %d --oversubscribe --mca pml ob1 --mca btl self,vader "
+      "--mca btl_vader_single_copy_mechanism none '%s'%s 2>/dev/null",
+      ranks, peer, args);
 }
 
 }  // namespace iso::bench

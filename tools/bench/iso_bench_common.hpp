@@ -41,4 +41,14 @@ void collect_shmem_peer(const std::string& bin, bool quick, sample_table& peer, 
 // shmem_putmem_quiet_us by bytes, under indexed_key(key, bytes)).
 void collect_shmem_peer_sizes(const std::string& bin, bool quick, sample_table& peer);
 
+// The command that runs the Open MPI peer `program` (built beside the drivers in `bin`) on
+// `ranks` ranks with `args`, or none when the peer or mpirun is missing. Every peer runs
+// with comm-bench's options: shared memory (vader) without the single-copy mechanism,
+// which containers often forbid and which then costs the peer ~3x at small sizes, and
+// --oversubscribe, so that a machine with fewer cores than ranks still runs it. As root,
+// it also tells Open MPI (twice, as it asks) that running as root is meant.
+[[nodiscard]] std::optional<std::string> mpi_peer_command(const std::string& bin,
+                                                          const char* program, int ranks,
+                                                          const std::string& args = "");
+
 }  // namespace iso::bench

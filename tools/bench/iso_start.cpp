@@ -137,18 +137,6 @@ void worker(iso::node& node, int blocks) {
   std::fflush(stdout);
 }
 
-// The Open MPI peer's command, or none when mpirun or the peer is missing. mbm-bench's
-// options: shared memory without the single-copy mechanism, which containers often forbid.
-std::optional<std::string> mpi_peer_command(const std::string& bin) {
-  const std::string peer = bin + "/iso-start-mpi";
-  if (std::system(absl::StrFormat("test -x '%s'", peer).c_str()) != 0) return std::nullopt;
-  if (std::system("command -v mpirun >/dev/null 2>&1") != 0) return std::nullopt;
-  return absl::StrFormat(
-      "mpirun -n 2 --oversubscribe --mca pml ob1 --mca btl self,vader "
-      "--mca btl_vader_single_copy_mechanism none '%s' 2>/dev/null",
-      peer);
-}
-
 // Runs `command` with the launch time in its environment; adds its lines and job_key (the
 // launch-to-exit time) to `into`.
 bool timed_collect(const std::string& command, const char* job_key,
@@ -180,7 +168,8 @@ int main(int argc, char** argv) {
   const std::string ours_command =
       absl::StrFormat("'%s/isorun' -n 2 -- '%s/iso-start' --worker%s --nic %s", bin, bin,
                       cfg.quick ? " --quick" : "", nic);
-  const std::optional<std::string> peer_command = mpi_peer_command(bin);
+  const std::optional<std::string> peer_command =
+      iso::bench::mpi_peer_command(bin, "iso-start-mpi", 2);
   if (::geteuid() == 0) {
     // Open MPI refuses to start as root unless told twice that it is meant.
     ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);

@@ -136,25 +136,6 @@ void worker(iso::node& node, const iso::bench::mbm::run_shape& shape) {
   node.barrier();
 }
 
-// The command that runs the Open MPI peer for one round, or none when mpirun or the peer
-// is missing. The options are comm-bench's: shared memory (vader) without the single-copy
-// mechanism, which containers often forbid and which then costs the peer ~3x at small
-// sizes; --oversubscribe so that a machine with fewer cores than ranks still runs it.
-std::optional<std::string> mpi_peer_command(const std::string& bin, bool quick) {
-  const std::string peer = bin + "/mbm-bench-mpi";
-  if (::access(peer.c_str(), X_OK) != 0) return std::nullopt;
-  if (std::system("command -v mpirun >/dev/null 2>&1") != 0) return std::nullopt;
-  if (::geteuid() == 0) {
-    // Open MPI refuses to start as root unless told twice that it is meant.
-    ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
-    ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
-  }
-  return absl::StrFormat(
-      "mpirun -n 2 --oversubscribe --mca pml ob1 --mca btl self,vader "
-      "--mca btl_vader_single_copy_mechanism none '%s'%s 2>/dev/null",
-      peer, quick ? " --quick" : "");
-}
-
 // One table per figure: isotach, non-isotach and Open MPI at every size, with the ratios
 // that matter: isotach against plain messages (Ironman's goal), and plain messages against
 // Open MPI (how our messaging compares with a tuned library).
@@ -201,7 +182,8 @@ int main(int argc, char** argv) {
   const std::vector<std::string> indexed = {"noniso_lat_us",   "iso_lat_us",   "mpi_lat_us",
                                             "noniso_thru_mbs", "iso_thru_mbs", "mpi_thru_mbs"};
   const int rounds = cfg.quick ? 1 : 3;
-  std::optional<std::string> peer = mpi_peer_command(bin, cfg.quick);
+  std::optional<std::string> peer =
+      iso::bench::mpi_peer_command(bin, "mbm-bench-mpi", 2, cfg.quick ? " --quick" : "");
   std::printf(
       "mbm-bench: isotach against non-isotach messages, 2 processes (shm), nic %s, beside\n"
       "Open MPI; %d round trips per latency figure, %zu bytes per stream, %d rounds x %d "

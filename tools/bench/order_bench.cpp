@@ -185,23 +185,6 @@ void ordered_worker(iso::node& node, const run_config& cfg) {
 // take turns on the cores anyway.
 bool ordered_inproc(int nodes) { return nodes > static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN)); }
 
-// The MPI_Bcast peer's command for `nodes` ranks, or none when mpirun or the peer is
-// missing (mbm-bench's options: shared memory without the single-copy mechanism).
-std::optional<std::string> ordered_peer_command(const std::string& bin, int nodes, bool quick) {
-  const std::string peer = bin + "/order-bench-mpi";
-  if (::access(peer.c_str(), X_OK) != 0) return std::nullopt;
-  if (std::system("command -v mpirun >/dev/null 2>&1") != 0) return std::nullopt;
-  if (::geteuid() == 0) {
-    // Open MPI refuses to start as root unless told twice that it is meant.
-    ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
-    ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
-  }
-  return absl::StrFormat(
-      "mpirun -n %d --oversubscribe --mca pml ob1 --mca btl self,vader "
-      "--mca btl_vader_single_copy_mechanism none '%s'%s 2>/dev/null",
-      nodes, peer, quick ? " --quick" : "");
-}
-
 const std::vector<std::string> kOrderedKeys = {"sequencer_lat_us",   "isotach_lat_us",
                                                "sequencer_thru_mps", "isotach_thru_mps",
                                                "mpi_bcast_lat_us",   "mpi_bcast_thru_mps"};
@@ -214,7 +197,8 @@ bool ordered_collect(const std::string& bin, const std::string& nic, bool quick,
         "'%s/isorun' -n %d --transport %s -- '%s/order-bench' --worker --only=ordered%s%s", bin,
         nodes, ordered_inproc(nodes) ? "inproc" : "shm", bin, quick ? " --quick" : "",
         nic.empty() ? "" : " --nic " + nic);
-    const std::optional<std::string> mpi = ordered_peer_command(bin, nodes, quick);
+    const std::optional<std::string> mpi =
+        iso::bench::mpi_peer_command(bin, "order-bench-mpi", nodes, quick ? " --quick" : "");
     for (int round = 0; round < rounds; ++round) {
       if (!iso::bench::collect_indexed(command, kOrderedKeys, ours)) {
         std::fprintf(stderr, "order-bench: our measurement failed (%s)\n", command.c_str());
