@@ -50,14 +50,19 @@ struct walk {
   std::vector<std::uint8_t> path;
   std::vector<bool> visited;
   std::vector<std::uint8_t> best_path;
+  std::int32_t found = kNoTour;  // the length of best_path
+  const refresh_bound& refresh;
+  std::uint64_t visits = 0;
 
   void extend(std::int32_t length) {
+    if (refresh && ++visits % kRefreshEvery == 0) best = std::min(best, refresh());
     const std::size_t here = path.back();
     const std::size_t left = in.cities - path.size();
     if (left == 0) {
       const std::int32_t total = length + in.d(here, 0);
       if (total < best) {
         best = total;
+        found = total;
         best_path = path;
       }
       return;
@@ -124,8 +129,8 @@ std::int32_t greedy_length(const instance& in) {
 }
 
 std::int32_t search(const instance& in, const job& start, std::int32_t bound,
-                    std::vector<std::uint8_t>* tour) {
-  walk w{in, bound, {}, std::vector<bool>(in.cities, false), {}};
+                    std::vector<std::uint8_t>* tour, const refresh_bound& refresh) {
+  walk w{in, bound, {}, std::vector<bool>(in.cities, false), {}, kNoTour, refresh};
   for (std::int32_t i = 0; i < start.depth; ++i) {
     const std::uint8_t c = start.path[static_cast<std::size_t>(i)];
     w.path.push_back(c);
@@ -134,7 +139,7 @@ std::int32_t search(const instance& in, const job& start, std::int32_t bound,
   w.extend(start.length);
   if (w.best_path.empty()) return kNoTour;
   if (tour != nullptr) *tour = w.best_path;
-  return w.best;
+  return w.found;
 }
 
 bool is_tour(const instance& in, const std::vector<std::uint8_t>& tour, std::int32_t length) {

@@ -11,6 +11,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace iso::apps::tsp {
@@ -46,10 +47,17 @@ struct job {
 // The length of the nearest-neighbour tour from city 0: the first bound.
 [[nodiscard]] std::int32_t greedy_length(const instance& in);
 
+// Called every kRefreshEvery tree nodes of a search, when given: returns the best length
+// known elsewhere now (the search cuts with it from then on). A parallel worker reads the
+// global bound there, and serves its node meanwhile.
+inline constexpr std::uint64_t kRefreshEvery = 4096;
+using refresh_bound = std::function<std::int32_t()>;
+
 // The best complete tour below `bound` that extends `start`: its length (kNoTour when there
 // is none) and, when `tour` is not null and one was found, its cities in order.
 [[nodiscard]] std::int32_t search(const instance& in, const job& start, std::int32_t bound,
-                                  std::vector<std::uint8_t>* tour);
+                                  std::vector<std::uint8_t>* tour,
+                                  const refresh_bound& refresh = {});
 
 // Whether `tour` visits every city once, starting at 0, and has length `length`.
 [[nodiscard]] bool is_tour(const instance& in, const std::vector<std::uint8_t>& tour,
