@@ -142,6 +142,20 @@ std::int32_t search(const instance& in, const job& start, std::int32_t bound,
   return w.found;
 }
 
+std::int32_t exhaustive_length(const instance& in) {
+  std::vector<std::uint8_t> order(in.cities);
+  std::iota(order.begin(), order.end(), std::uint8_t{0});
+  std::int32_t best = kNoTour;
+  do {
+    std::int32_t total = 0;
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      total += in.d(order[i], order[(i + 1) % order.size()]);
+    }
+    best = std::min(best, total);
+  } while (std::next_permutation(order.begin() + 1, order.end()));
+  return best;
+}
+
 bool is_tour(const instance& in, const std::vector<std::uint8_t>& tour, std::int32_t length) {
   if (tour.size() != in.cities || tour.empty() || tour[0] != 0) return false;
   std::vector<std::uint8_t> sorted = tour;

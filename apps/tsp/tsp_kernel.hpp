@@ -59,6 +59,11 @@ using refresh_bound = std::function<std::int32_t()>;
                                   std::vector<std::uint8_t>* tour,
                                   const refresh_bound& refresh = {});
 
+// The shortest tour by trying every order of cities 1..n-1 (for small instances: (n-1)!
+// tours), without the pruning or the jobs of search(): an independent reference.
+inline constexpr std::size_t kMaxExhaustiveCities = 10;
+[[nodiscard]] std::int32_t exhaustive_length(const instance& in);
+
 // Whether `tour` visits every city once, starting at 0, and has length `length`.
 [[nodiscard]] bool is_tour(const instance& in, const std::vector<std::uint8_t>& tour,
                            std::int32_t length);

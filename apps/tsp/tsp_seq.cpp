@@ -22,7 +22,9 @@ int main(int argc, char** argv) {
   cli.add_count("--depth", depth, 1, static_cast<long>(tsp::kMaxCities),
                 "cities in a job's partial tour");
   cli.add_count("--seed", seed, 1, 1'000'000'000, "seed of the instance");
-  cli.add_switch("--check", check, "check that the tour found is a tour of the length found");
+  cli.add_switch("--check", check,
+                 "check that the tour found is a tour of the length found and, up to 10 cities, "
+                 "that no order of the cities is shorter");
   if (std::optional<int> status = cli.parse(argc, argv)) return *status;
   if (depth > cities)
     return cli.refuse(format("--depth %ld is more than --cities %ld", depth, cities));
@@ -52,8 +54,17 @@ int main(int argc, char** argv) {
     print_check_skipped("tsp-seq");
     return 0;
   }
-  const bool passed = tsp::is_tour(in, tour, best);
-  print_check("tsp-seq", {passed, passed ? format("a tour of length %d", best)
-                                         : format("the tour found does not have length %d", best)});
-  return passed ? 0 : 1;
+  check_result outcome{true, format("a tour of length %d", best)};
+  if (!tsp::is_tour(in, tour, best)) {
+    outcome = {false, format("the tour found does not have length %d", best)};
+  } else if (in.cities <= tsp::kMaxExhaustiveCities) {
+    const std::int32_t shortest = tsp::exhaustive_length(in);
+    outcome =
+        shortest == best
+            ? check_result{true, format("a tour of length %d, the shortest of all tours", best)}
+            : check_result{
+                  false, format("the shortest of all tours has length %d, not %d", shortest, best)};
+  }
+  print_check("tsp-seq", outcome);
+  return outcome.passed ? 0 : 1;
 }
