@@ -1,0 +1,238 @@
+// asp: all-pairs shortest paths (Floyd-Warshall) on Orca-style shared objects (after the
+// Orca ASP of Bal et al.).
+//
+// Rows are split in blocks over the nodes, private to their owner. In iteration k the owner
+// of row k publishes it through a replicated object (a write storing row k on every
+// replica, in the job-wide order); every other node waits for it with a guarded read
+// `row(k)` of its own replica, then every node relaxes its own rows through k. With
+// --check every node publishes its final rows through a second object of the same type
+// and node 0 compares the whole matrix with the sequential run's.
+//
+// Rows are variable-length arguments, which the typed layer (trivially copyable arguments)
+// does not take, so the type is built at the runtime level with its own unmarshal.
+//
+//   isorun -n 2 -- asp --n 512 --check
+#include <cstdio>
+#include <cstring>
+#include <iso/iso.hpp>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "apps/asp/asp_kernel.hpp"
+#include "apps/common/command_line.hpp"
+#include "apps/common/partition.hpp"
+#include "apps/common/report.hpp"
+
+namespace {
+
+constexpr iso::operation_id kPut = 0, kRow = 1;
+
+// Rows published so far, by number (an empty row: not yet).
+struct rows_state {
+  std::vector<std::vector<std::int32_t>> rows;
+};
+
+struct put_arguments {
+  std::uint64_t k = 0;
+  std::vector<std::int32_t> row;
+};
+
+std::vector<std::byte> put_bytes(std::uint64_t k, std::span<const std::int32_t> row) {
+  std::vector<std::byte> bytes(sizeof k + row.size_bytes());
+  std::memcpy(bytes.data(), &k, sizeof k);
+  std::memcpy(bytes.data() + sizeof k, row.data(), row.size_bytes());
+  return bytes;
+}
+
+std::vector<std::byte> row_bytes(std::uint64_t k) {
+  std::vector<std::byte> bytes(sizeof k);
+  std::memcpy(bytes.data(), &k, sizeof k);
+  return bytes;
+}
+
+iso::object_type make_rows_type() {
+  iso::state_functions state;
+  state.create = [](std::span<const std::byte> initial) -> void* {
+    if (!initial.empty()) {
+      throw iso::error(iso::error_code::invalid_argument, "AspRows takes no initial bytes");
+    }
+    return new rows_state();
+  };
+  state.destroy = [](void* s) { delete static_cast<rows_state*>(s); };
+  state.clone = [](const void* s) -> void* {
+    return new rows_state(*static_cast<const rows_state*>(s));
+  };
+  iso::object_type type("AspRows", std::move(state));
+
+  iso::operation put;
+  put.id = kPut;
+  put.name = "put";
+  put.kind = iso::operation_kind::write;
+  put.body_may_throw = false;
+  put.unmarshal = [](std::span<const std::byte> bytes) -> iso::decoded_arguments {
+    put_arguments args;
+    if (bytes.size() < sizeof args.k + sizeof(std::int32_t) ||
+        (bytes.size() - sizeof args.k) % sizeof(std::int32_t) != 0) {
+      throw iso::error(iso::error_code::invalid_argument,
+                       iso::apps::format("put takes a row number and a whole, non-empty row of "
+                                         "32-bit distances, not %zu bytes",
+                                         bytes.size()));
+    }
+    std::memcpy(&args.k, bytes.data(), sizeof args.k);
+    args.row.resize((bytes.size() - sizeof args.k) / sizeof(std::int32_t));
+    std::memcpy(args.row.data(), bytes.data() + sizeof args.k,
+                args.row.size() * sizeof(std::int32_t));
+    return args;
+  };
+  put.alternatives.push_back(
+      {{}, [](void* s, const iso::decoded_arguments& a, std::vector<std::byte>&) {
+         auto& rows = static_cast<rows_state*>(s)->rows;
+         const auto& args = std::any_cast<const put_arguments&>(a);
+         if (rows.size() <= args.k) rows.resize(args.k + 1);
+         rows[args.k] = args.row;
+       }});
+  type.add(std::move(put));
+
+  iso::operation row;
+  row.id = kRow;
+  row.name = "row";
+  row.kind = iso::operation_kind::read;
+  row.body_may_throw = false;
+  row.unmarshal = [](std::span<const std::byte> bytes) -> iso::decoded_arguments {
+    std::uint64_t k = 0;
+    if (bytes.size() != sizeof k) {
+      throw iso::error(
+          iso::error_code::invalid_argument,
+          iso::apps::format("row takes a 64-bit row number, not %zu bytes", bytes.size()));
+    }
+    std::memcpy(&k, bytes.data(), sizeof k);
+    return k;
+  };
+  // Waits until row k is there.
+  row.alternatives.push_back(
+      {[](const void* s, const iso::decoded_arguments& a) {
+         const auto& rows = static_cast<const rows_state*>(s)->rows;
+         const auto k = std::any_cast<std::uint64_t>(a);
+         return k < rows.size() && !rows[k].empty();
+       },
+       [](void* s, const iso::decoded_arguments& a, std::vector<std::byte>& out) {
+         const auto& r = static_cast<const rows_state*>(s)->rows[std::any_cast<std::uint64_t>(a)];
+         out.resize(r.size() * sizeof(std::int32_t));
+         std::memcpy(out.data(), r.data(), out.size());
+       }});
+  type.add(std::move(row));
+  return type;
+}
+
+// Row k from `rows`, waiting until it is there; `n` distances.
+void read_row(iso::object& rows, std::uint64_t k, std::span<std::int32_t> into) {
+  const std::vector<std::byte> bytes = rows.invoke_read(kRow, row_bytes(k));
+  if (bytes.size() != into.size_bytes()) {
+    throw iso::error(
+        iso::error_code::data_loss,
+        iso::apps::format("asp: row %llu has %zu bytes, not %zu",
+                          static_cast<unsigned long long>(k), bytes.size(), into.size_bytes()));
+  }
+  std::memcpy(into.data(), bytes.data(), bytes.size());
+}
+
+std::string too_many_nodes(unsigned nodes, long n) {
+  return iso::apps::format("%u nodes are more than the %ld rows (use --n %u or more)", nodes, n,
+                           nodes);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace iso::apps;
+  long n = 512;
+  long seed = 1;
+  bool check = false;
+  bool phases = false;
+  command_line cli("asp",
+                   "all-pairs shortest paths (Floyd), row k published through a "
+                   "replicated object");
+  cli.add_count("--n", n, 1, 8192, "vertices");
+  cli.add_count("--seed", seed, 1, 1'000'000'000, "seed of the graph");
+  cli.add_switch("--check", check, "compare the distances with the sequential version's");
+  cli.add_switch("--phases", phases, "print where each node's time goes");
+  if (std::optional<int> status = cli.parse(argc, argv)) return *status;
+  if (job_nodes() > static_cast<unsigned long>(n))
+    return cli.refuse(too_many_nodes(job_nodes(), n));
+
+  const iso::object_type rows_type = make_rows_type();
+  return iso::run(argc, argv, [&](iso::node& node) {
+    const auto size = static_cast<std::size_t>(n);
+    const std::uint32_t nodes = node.count();
+    const std::uint32_t me = node.id();
+    if (nodes > size) throw iso::error(iso::error_code::invalid_argument, too_many_nodes(nodes, n));
+    const block_range own = block_of(size, nodes, me);
+    std::vector<std::int32_t> d =
+        asp::make_rows(size, static_cast<std::uint64_t>(seed), own.begin, own.size());
+    iso::object published(node, rows_type, {.placement = iso::object_placement::replicated});
+    std::vector<std::int32_t> row_k(size);
+    phase_timer timer;
+    node.barrier();
+    const stopwatch clock;
+    for (std::size_t k = 0; k < size; ++k) {
+      std::span<const std::int32_t> through;
+      if (k >= own.begin && k < own.end) {
+        through = std::span<const std::int32_t>(d).subspan((k - own.begin) * size, size);
+        if (nodes > 1) {
+          timer.enter("publish");
+          published.invoke(kPut, put_bytes(k, through));
+        }
+      } else {
+        timer.enter("wait for row");
+        read_row(published, k, row_k);
+        through = row_k;
+      }
+      timer.enter("relax");
+      asp::relax(d, size, through, k);
+    }
+    const double seconds = clock.seconds();
+    timer.stop();
+    if (phases) std::printf("asp: node %u: %s\n", me, timer.summary().c_str());
+    if (me == 0) {
+      print_size("asp", format("%ld vertices, seed %ld", n, seed), nodes);
+      print_time("asp", seconds, "iterations");
+    }
+    if (!check) {
+      if (me == 0) print_check_skipped("asp");
+      return;
+    }
+    iso::object results(node, rows_type, {.placement = iso::object_placement::replicated});
+    if (me != 0) {
+      for (std::size_t i = own.begin; i < own.end; ++i) {
+        results.invoke(kPut, put_bytes(i, std::span<const std::int32_t>(d).subspan(
+                                              (i - own.begin) * size, size)));
+      }
+      return;
+    }
+    std::vector<std::int32_t> got(size * size);
+    std::copy(d.begin(), d.end(), got.begin());
+    for (std::size_t i = own.end; i < size; ++i)
+      read_row(results, i, std::span(got).subspan(i * size, size));
+    std::vector<std::int32_t> want =
+        asp::make_rows(size, static_cast<std::uint64_t>(seed), 0, size);
+    asp::solve(want, size);
+    check_result outcome{true, ""};
+    for (std::size_t i = 0; outcome.passed && i < want.size(); ++i) {
+      if (got[i] != want[i]) {
+        outcome = {false, format("first difference from the sequential distances at %zu -> %zu: "
+                                 "%d != %d",
+                                 i / size, i % size, got[i], want[i])};
+      }
+    }
+    if (outcome.passed) {
+      const asp::summary s = asp::summarize(got);
+      outcome.detail = format(
+          "%zu connected pairs, digest %016llx; identical to the sequential "
+          "distances",
+          s.connected, static_cast<unsigned long long>(s.digest));
+    }
+    print_check("asp", outcome);
+    if (!outcome.passed) throw iso::error(iso::error_code::data_loss, "asp: the check failed");
+  });
+}
