@@ -95,6 +95,7 @@
 
 #include "iso/error.hpp"
 #include "iso/node.hpp"
+#include "iso/operation_kind.hpp"
 
 namespace iso {
 
@@ -104,7 +105,6 @@ using operation_id = std::uint32_t;
 // An object's number within the job, assigned in creation order.
 using object_id = std::uint64_t;
 
-enum class operation_kind : std::uint8_t { read, write };
 enum class object_placement : std::uint8_t { replicated, single_copy, automatic };
 
 // How the runtime keeps one state type. A state is an opaque pointer it never looks into.
