@@ -42,9 +42,9 @@ std::string object_api_declaration(const gp::ServiceDescriptor* s) {
       "// body gets the state it must leave as it was. An exception thrown by a guard or body\n"
       "// makes the call fail with iso::error_code::aborted, the state as it was.\n"
       "class ",
-      base, " {\n public:\n  using state = ", state, ";\n  ", base, "() = default;\n  ", base,
-      "(const ", base, "&) = default;\n  ", base, "& operator=(const ", base,
-      "&) = default;\n  ", base, "(", base, "&&) = default;\n  ", base, "& operator=(", base,
+      base, " {\n public:\n  using state_type = ", state, ";\n  ", base, "() = default;\n  ", base,
+      "(const ", base, "&) = default;\n  ", base, "& operator=(const ", base, "&) = default;\n  ",
+      base, "(", base, "&&) = default;\n  ", base, "& operator=(", base,
       "&&) = default;\n  virtual ~", base, "() = default;\n\n");
   for (int i = 0; i < s->method_count(); ++i) {
     const gp::MethodDescriptor* m = s->method(i);
@@ -63,11 +63,11 @@ std::string object_api_declaration(const gp::ServiceDescriptor* s) {
                       "& arg) = 0;\n");
     }
   }
-  absl::StrAppend(
-      &out, "};\n\n",
-      "// The runtime type of ", s->full_name(), " (named so), dispatching to `impl`, which it\n",
-      "// shares; states are ", state, " values, saved by marshaling (so objects migrate).\n",
-      "[[nodiscard]] ::iso::object_type make_object_type(std::shared_ptr<", base, "> impl);\n\n");
+  absl::StrAppend(&out, "};\n\n", "// The runtime type of ", s->full_name(),
+                  " (named so), dispatching to `impl`, which it\n", "// shares; states are ", state,
+                  " values, saved by marshaling (so objects migrate).\n",
+                  "[[nodiscard]] ::iso::object_type make_object_type(std::shared_ptr<", base,
+                  "> impl);\n\n");
 
   const std::string proxy = s->name() + "Proxy";
   absl::StrAppend(&out, "// Typed blocking calls on an object of type ", s->full_name(),
@@ -94,18 +94,18 @@ std::string object_api_definition(const gp::ServiceDescriptor* s) {
   if (!s->options().HasExtension(iso::object)) return "";
   const std::string state = qualified_name(state_message(s));
   const std::string base = s->name() + "Base";
-  std::string out = absl::StrCat(
-      "::iso::object_type make_object_type(std::shared_ptr<", base, "> impl) {\n",
-      "  ::iso::object_type type(", quoted(s->full_name()),
-      ", ::iso::generated::state_functions_of<", state, ">(", quoted(s->full_name()), "));\n");
+  std::string out = absl::StrCat("::iso::object_type make_object_type(std::shared_ptr<", base,
+                                 "> impl) {\n", "  ::iso::object_type type(",
+                                 quoted(s->full_name()), ", ::iso::generated::state_functions_of<",
+                                 state, ">(", quoted(s->full_name()), "));\n");
   for (int i = 0; i < s->method_count(); ++i) {
     const gp::MethodDescriptor* m = s->method(i);
     const iso::OperationOptions& op = m->options().GetExtension(iso::operation);
     const std::string arg = qualified_name(m->input_type());
     const std::string cast = is_read(m) ? absl::StrCat("*static_cast<const ", state, "*>(s)")
                                         : absl::StrCat("*static_cast<", state, "*>(s)");
-    absl::StrAppend(&out, "  {\n    ::iso::operation op;\n    op.id = ", i, ";\n    op.name = ",
-                    quoted(m->name()), ";\n    op.kind = ",
+    absl::StrAppend(&out, "  {\n    ::iso::operation op;\n    op.id = ", i,
+                    ";\n    op.name = ", quoted(m->name()), ";\n    op.kind = ",
                     is_read(m) ? "::iso::operation_kind::read" : "::iso::operation_kind::write",
                     ";\n    op.unmarshal = [](std::span<const std::byte> bytes) {\n"
                     "      return ::iso::decoded_arguments(::iso::generated::decode<",
@@ -126,7 +126,8 @@ std::string object_api_definition(const gp::ServiceDescriptor* s) {
           "&>(a));\n      }, .body =\n",
           "      [impl](void* s, const ::iso::decoded_arguments& a, "
           "std::vector<std::byte>& out) {\n        ::iso::generated::append(impl->",
-          body_name(m, alt), "(", cast, ", std::any_cast<const ", arg, "&>(a)), out);\n      }});\n");
+          body_name(m, alt), "(", cast, ", std::any_cast<const ", arg,
+          "&>(a)), out);\n      }});\n");
     }
     absl::StrAppend(&out, "    type.add(std::move(op));\n  }\n");
   }

@@ -103,9 +103,10 @@ std::string header_text(const gp::FileDescriptor* file) {
   }
   if (has_object_type(file)) {
     // The classes users implement and call (emit_object_api.cpp) sit on the object runtime.
-    absl::StrAppend(&out, "#include <any>\n#include <cstddef>\n#include <memory>\n#include <span>\n"
-                          "#include <utility>\n\n#include \"iso/generated_object.hpp\"\n"
-                          "#include \"iso/object.hpp\"\n");
+    absl::StrAppend(&out,
+                    "#include <any>\n#include <cstddef>\n#include <memory>\n#include <span>\n"
+                    "#include <utility>\n\n#include \"iso/generated_object.hpp\"\n"
+                    "#include \"iso/object.hpp\"\n");
   }
   absl::StrAppend(&out, "\nnamespace ", plain_namespace(file), " {\n\n");
   for (const gp::EnumDescriptor* e : enums_of(file)) out += enum_declaration(e);

@@ -97,8 +97,8 @@ Result call(object& target, operation_id op, std::string_view name, const Argume
             gather_list& list, std::vector<std::byte>& scratch) {
   marshal(argument, list);
   const std::vector<std::byte> result = target.invoke(op, contiguous(list, scratch));
-  return decode<Result>(result, std::string(target.type_name()) + "." + std::string(name) +
-                                    " result");
+  return decode<Result>(result,
+                        std::string(target.type_name()) + "." + std::string(name) + " result");
 }
 
 }  // namespace iso::generated
