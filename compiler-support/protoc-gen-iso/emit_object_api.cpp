@@ -66,6 +66,7 @@ std::string object_api_declaration(const gp::ServiceDescriptor* s) {
   absl::StrAppend(&out, "};\n\n", "// The runtime type of ", s->full_name(),
                   " (named so), dispatching to `impl`, which it\n", "// shares; states are ", state,
                   " values, saved by marshaling (so objects migrate).\n",
+                  "// A null `impl` is iso::error(invalid_argument).\n",
                   "[[nodiscard]] ::iso::object_type make_object_type(std::shared_ptr<", base,
                   "> impl);\n\n");
 
@@ -94,10 +95,12 @@ std::string object_api_definition(const gp::ServiceDescriptor* s) {
   if (!s->options().HasExtension(iso::object)) return "";
   const std::string state = qualified_name(state_message(s));
   const std::string base = s->name() + "Base";
-  std::string out = absl::StrCat("::iso::object_type make_object_type(std::shared_ptr<", base,
-                                 "> impl) {\n", "  ::iso::object_type type(",
-                                 quoted(s->full_name()), ", ::iso::generated::state_functions_of<",
-                                 state, ">(", quoted(s->full_name()), "));\n");
+  std::string out = absl::StrCat(
+      "::iso::object_type make_object_type(std::shared_ptr<", base, "> impl) {\n",
+      "  if (!impl) {\n    throw ::iso::error(::iso::error_code::invalid_argument, ",
+      quoted("make_object_type(" + s->full_name() + "): no implementation (null)"), ");\n  }\n",
+      "  ::iso::object_type type(", quoted(s->full_name()),
+      ", ::iso::generated::state_functions_of<", state, ">(", quoted(s->full_name()), "));\n");
   for (int i = 0; i < s->method_count(); ++i) {
     const gp::MethodDescriptor* m = s->method(i);
     const iso::OperationOptions& op = m->options().GetExtension(iso::operation);

@@ -23,8 +23,9 @@
 // Two layers. The runtime level (object_type, operation, alternative) sees a state as an
 // opaque pointer and arguments and results as bytes: generated proxies and skeletons target
 // it (protoc-gen-iso makes, from a .proto service, a base class to fill in, a
-// make_object_type() and a typed proxy; see compiler-support/README.md). The typed layer (typed_object<State>) builds such a type from C++ lambdas, with
-// trivially copyable arguments and results copied as bytes.
+// make_object_type() and a typed proxy; see compiler-support/README.md). The typed layer
+// (typed_object<State>) builds such a type from C++ lambdas, with trivially copyable
+// arguments and results copied as bytes.
 //
 // Placement (object_options::placement):
 //   replicated   every node keeps a replica. A read runs on the caller's replica. A write

@@ -249,6 +249,19 @@ TEST_P(GeneratedObjects, AGuardOrBodyExceptionIsAbortedNamingObjectAndOperation)
   EXPECT_EQ(status, 0);
 }
 
+TEST(GeneratedObjectType, ANullImplementationIsInvalidArgument) {
+  try {
+    (void)q::make_object_type(nullptr);
+    ADD_FAILURE() << "a type without an implementation was made";
+  } catch (const iso::error& e) {
+    EXPECT_EQ(e.code(), iso::error_code::invalid_argument);
+    EXPECT_NE(std::string(e.what()).find("make_object_type(iso.test.queue.JobQueue): no "
+                                         "implementation"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(GeneratedObjectType, BadArgumentOrInitialBytesAreInvalidArgument) {
   const iso::object_type type = q::make_object_type(std::make_shared<queue_impl>());
   const iso::operation* put = type.find(0);
