@@ -23,6 +23,7 @@ fi
 cmake --build "$build" --target nicfw/topology.pb.h compiler-support/iso/options.pb.h \
   tests/unit/compiler_support/protobuf/kinds.pb.h \
   tests/unit/compiler_support/iso_generated/iso_test_kinds/kinds.iso.hpp \
+  tests/unit/compiler_support/iso_generated/iso_test_job_queue/job_queue.iso.hpp \
   tools/bench/protobuf/marshal_bench.pb.h \
   tools/bench/iso_generated/marshal-bench/marshal_bench.iso.hpp >/dev/null
 

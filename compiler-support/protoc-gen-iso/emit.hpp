@@ -20,6 +20,9 @@ std::string marshal_definitions(const message_model& m);  // emit_marshal.cpp
 std::string object_type_declaration(
     const google::protobuf::ServiceDescriptor* s);  // emit_object_type.cpp
 std::string object_type_definition(const google::protobuf::ServiceDescriptor* s);
+std::string object_api_declaration(
+    const google::protobuf::ServiceDescriptor* s);  // emit_object_api.cpp
+std::string object_api_definition(const google::protobuf::ServiceDescriptor* s);
 
 // A C++ string literal holding `text`.
 std::string quoted(const std::string& text);

@@ -1,7 +1,6 @@
 // An object type (a service with option (iso.object)): a struct naming the state and each
 // operation, and the descriptor table the object runtime reads. Services without the option
-// generate nothing. The proxy, dispatch skeleton and abstract class will be generated from
-// the same table once the object runtime's API exists.
+// generate nothing. The proxy, dispatch skeleton and abstract class are emit_object_api.cpp's.
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "compiler-support/protoc-gen-iso/emit.hpp"

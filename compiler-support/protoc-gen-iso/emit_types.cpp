@@ -4,11 +4,19 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "compiler-support/protoc-gen-iso/emit.hpp"
+#include "iso/options.pb.h"
 
 namespace iso::codegen {
 namespace gp = google::protobuf;
 
 namespace {
+
+bool has_object_type(const gp::FileDescriptor* file) {
+  for (int i = 0; i < file->service_count(); ++i) {
+    if (file->service(i)->options().HasExtension(iso::object)) return true;
+  }
+  return false;
+}
 
 std::string member_type(const field_model& f) {
   switch (f.shape) {
@@ -93,6 +101,13 @@ std::string header_text(const gp::FileDescriptor* file) {
     if (dep == "iso/options.proto" || absl::StartsWith(dep, "google/protobuf/")) continue;
     absl::StrAppend(&out, "#include ", quoted(file_stem(dep) + ".iso.hpp"), "\n");
   }
+  if (has_object_type(file)) {
+    // The classes users implement and call (emit_object_api.cpp) sit on the object runtime.
+    absl::StrAppend(&out,
+                    "#include <any>\n#include <cstddef>\n#include <memory>\n#include <span>\n"
+                    "#include <utility>\n\n#include \"iso/generated_object.hpp\"\n"
+                    "#include \"iso/object.hpp\"\n");
+  }
   absl::StrAppend(&out, "\nnamespace ", plain_namespace(file), " {\n\n");
   for (const gp::EnumDescriptor* e : enums_of(file)) out += enum_declaration(e);
   for (const gp::Descriptor* d : messages_in_declaration_order(file)) {
@@ -100,6 +115,7 @@ std::string header_text(const gp::FileDescriptor* file) {
   }
   for (int i = 0; i < file->service_count(); ++i) {
     out += object_type_declaration(file->service(i));
+    out += object_api_declaration(file->service(i));
   }
   absl::StrAppend(&out, "}  // namespace ", plain_namespace(file), "\n");
   return out;
@@ -117,6 +133,7 @@ std::string source_text(const gp::FileDescriptor* file) {
   }
   for (int i = 0; i < file->service_count(); ++i) {
     out += object_type_definition(file->service(i));
+    out += object_api_definition(file->service(i));
   }
   absl::StrAppend(&out, "}  // namespace ", plain_namespace(file), "\n");
   return out;

@@ -22,8 +22,10 @@
 //
 // Two layers. The runtime level (object_type, operation, alternative) sees a state as an
 // opaque pointer and arguments and results as bytes: generated proxies and skeletons target
-// it. The typed layer (typed_object<State>) builds such a type from C++ lambdas, with
-// trivially copyable arguments and results copied as bytes.
+// it (protoc-gen-iso makes, from a .proto service, a base class to fill in, a
+// make_object_type() and a typed proxy; see compiler-support/README.md). The typed layer
+// (typed_object<State>) builds such a type from C++ lambdas, with trivially copyable
+// arguments and results copied as bytes.
 //
 // Placement (object_options::placement):
 //   replicated   every node keeps a replica. A read runs on the caller's replica. A write
@@ -95,6 +97,7 @@
 
 #include "iso/error.hpp"
 #include "iso/node.hpp"
+#include "iso/operation_kind.hpp"
 
 namespace iso {
 
@@ -104,7 +107,6 @@ using operation_id = std::uint32_t;
 // An object's number within the job, assigned in creation order.
 using object_id = std::uint64_t;
 
-enum class operation_kind : std::uint8_t { read, write };
 enum class object_placement : std::uint8_t { replicated, single_copy, automatic };
 
 // How the runtime keeps one state type. A state is an opaque pointer it never looks into.

@@ -19,13 +19,9 @@
 #include <span>
 #include <string_view>
 
-namespace iso {
+#include "iso/operation_kind.hpp"
 
-// What an operation may do to an object's state (the IDL's iso.OperationKind).
-enum class operation_kind : std::uint8_t {
-  read = 1,   // never changes the state; runs on a local replica when there is one
-  write = 2,  // may change the state; ordered with every other write to the object
-};
+namespace iso {
 
 // Where the runtime should keep an object of the type (the IDL's iso.Placement), a hint.
 enum class placement_hint : std::uint8_t {

@@ -26,6 +26,7 @@ out="$("$scratch/example/marshal_demo")"
 echo "$out"
 grep -q "round trip equal, 3 entries, 28 bytes" <<<"$out" || { echo "marshal_demo: bad round trip"; exit 1; }
 grep -q "operation 1 Get read" <<<"$out" || { echo "marshal_demo: no descriptor table"; exit 1; }
+grep -q "skeleton: example.CounterObject counter 5" <<<"$out" || { echo "marshal_demo: skeleton"; exit 1; }
 
 # A C-only project: the package must carry what a C link needs (the C++ runtime).
 cmake -S "$tests/classic" -B "$scratch/classic" -G Ninja -DCMAKE_PREFIX_PATH="$scratch/prefix" \
