@@ -198,6 +198,69 @@ class node_state;
 struct object_link;
 }  // namespace detail
 
+// A call started by object::start() and not yet finished: a move-only handle to its result.
+//
+//   iso::object_call c = counter.start(kInc, bytes);   // dispatched; does not wait for it
+//   while (!c.ready()) do_other_work();                 // optional: never blocks
+//   std::vector<std::byte> result = c.get();            // waits; the call's result
+//
+// get() waits in the node's event loop until the result is there, as invoke() does, and
+// throws what invoke() would have thrown for the call (see the file comment); it may be
+// called once (then the handle is empty). ready() makes progress once (it serves the
+// node's traffic one round, never sleeps or waits) and says whether get() would return
+// without waiting; it is also true once the job failed (get() then throws the failure).
+// Inside an operation's guard or body it makes no progress. A handle destroyed, or assigned
+// over, without get() drops its call: the call still runs (a write is applied everywhere),
+// its result is discarded when it arrives, and nothing else changes (an offer of an
+// automatic copy that came with it is taken by this node's next call on the object).
+// Errors of get() and ready() on an empty handle, or after the node ended:
+// failed_precondition. Thread safety: as its node.
+class object_call {
+ public:
+  object_call() = default;
+  object_call(const object_call&) = delete;
+  object_call& operator=(const object_call&) = delete;
+  object_call(object_call&& other) noexcept;
+  object_call& operator=(object_call&& other) noexcept;
+  ~object_call();
+
+  // True while the handle holds a call that get() has not taken.
+  [[nodiscard]] bool valid() const { return call_ != 0; }
+  [[nodiscard]] bool ready();
+  std::vector<std::byte> get();
+
+ private:
+  friend class object;
+  object_call(std::shared_ptr<detail::object_link> link, object_id id, std::uint64_t call)
+      : link_(std::move(link)), id_(id), call_(call) {}
+  void drop() noexcept;
+
+  std::shared_ptr<detail::object_link> link_;
+  object_id id_ = 0;
+  std::uint64_t call_ = 0;
+};
+
+// A started call whose result is decoded as R when taken: object::start<R>() (result bytes
+// copied into a trivially copyable R, or void) and generated proxies' OpAsync() (the result
+// message unmarshaled) make them. ready() and dropping are as object_call's; get() returns
+// the value and throws, besides what object_call::get() throws, invalid_argument for a
+// result that does not decode as R.
+template <typename R>
+class pending {
+ public:
+  using decoder = std::function<R(const std::vector<std::byte>&)>;
+  pending() = default;
+  pending(object_call call, decoder decode) : call_(std::move(call)), decode_(std::move(decode)) {}
+
+  [[nodiscard]] bool valid() const { return call_.valid(); }
+  [[nodiscard]] bool ready() { return call_.ready(); }
+  R get() { return decode_(call_.get()); }
+
+ private:
+  object_call call_;
+  decoder decode_;
+};
+
 // A handle to a shared object. Copyable; every copy names the same object.
 class object {
  public:
@@ -219,10 +282,29 @@ class object {
 
   // Runs operation `op` with argument bytes `args` (a read or a write, as the operation is
   // declared) and returns its result's bytes. Blocks until the result is there (a guard may
-  // keep it waiting). Errors: see the file comment.
+  // keep it waiting). Errors: see the file comment. The same as start(op, args).get().
   std::vector<std::byte> invoke(operation_id op, std::span<const std::byte> args);
   // As invoke(), for a read only: a write operation is failed_precondition.
   std::vector<std::byte> invoke_read(operation_id op, std::span<const std::byte> args);
+
+  // Non-blocking forms: dispatch the call (as invoke() and invoke_read() do) and return
+  // without waiting for its result, which the handle's get() returns (see object_call). A
+  // replicated write is put into the job-wide order at once, so writes started one after
+  // another from a node are applied in the order they were started, on every replica, and
+  // any number may be outstanding; a read of a replica runs at once (or waits in the
+  // object's queue for its guard); a call to a single copy elsewhere is sent to its owner.
+  // start() waits only where a call cannot be dispatched without it: the single copy is on
+  // its way to this node (it waits for the copy), or an offer of an automatic copy made to
+  // this node is not yet taken (it moves the copy here first). Errors found before
+  // dispatch (the file comment: invalid operation or arguments, a write through
+  // start_read(), a call inside an isochron or an operation) are thrown by start(); errors
+  // of the call itself by get().
+  [[nodiscard]] object_call start(operation_id op, std::span<const std::byte> args);
+  [[nodiscard]] object_call start_read(operation_id op, std::span<const std::byte> args);
+  template <typename Result, typename... Args>
+  [[nodiscard]] pending<Result> start(operation_id op, const Args&... args) {
+    return {start(op, std::span<const std::byte>(encode(args...))), typed_decoder<Result>(op)};
+  }
 
   // Typed calls: trivially copyable arguments and result, copied as bytes.
   template <typename Result, typename... Args>
@@ -278,6 +360,12 @@ class object {
     }
   }
   [[noreturn]] void wrong_result_size(operation_id op, std::size_t got, std::size_t want) const;
+  template <typename Result>
+  [[nodiscard]] typename pending<Result>::decoder typed_decoder(operation_id op) const {
+    return [self = *this, op](const std::vector<std::byte>& bytes) {
+      return self.decode<Result>(bytes, op);
+    };
+  }
 
   object(std::shared_ptr<detail::object_link> link, object_id id)
       : link_(std::move(link)), id_(id) {}

@@ -128,6 +128,59 @@ std::vector<std::byte> object::invoke(operation_id op, std::span<const std::byte
   return detail::value_or_throw(state.objects().invoke(id_, op, args, false));
 }
 
+object_call object::start(operation_id op, std::span<const std::byte> args) {
+  detail::node_state& state = detail::state_of(link_, id_, "start()");
+  detail::throw_if_error(state.usable_outside_isochron("object call"));
+  return {link_, id_, detail::value_or_throw(state.objects().start(id_, op, args, false))};
+}
+
+object_call object::start_read(operation_id op, std::span<const std::byte> args) {
+  detail::node_state& state = detail::state_of(link_, id_, "start_read()");
+  detail::throw_if_error(state.usable_outside_isochron("object call"));
+  return {link_, id_, detail::value_or_throw(state.objects().start(id_, op, args, true))};
+}
+
+object_call::object_call(object_call&& other) noexcept
+    : link_(std::move(other.link_)), id_(other.id_), call_(std::exchange(other.call_, 0)) {}
+
+object_call& object_call::operator=(object_call&& other) noexcept {
+  if (this != &other) {
+    drop();
+    link_ = std::move(other.link_);
+    id_ = other.id_;
+    call_ = std::exchange(other.call_, 0);
+  }
+  return *this;
+}
+
+object_call::~object_call() { drop(); }
+
+void object_call::drop() noexcept {
+  // After the node ended there is nothing left to drop.
+  if (call_ != 0 && link_ && link_->owner != nullptr) link_->owner->objects().abandon(call_);
+  call_ = 0;
+}
+
+bool object_call::ready() {
+  if (call_ == 0) {
+    detail::throw_status(absl::FailedPreconditionError(
+        absl::StrFormat("ready() on object %u: the handle holds no call", id_)));
+  }
+  detail::node_state& state = detail::state_of(link_, id_, "ready()");
+  absl::StatusOr<bool> done = state.objects().poll(call_);
+  return !done.ok() || *done;
+}
+
+std::vector<std::byte> object_call::get() {
+  if (call_ == 0) {
+    detail::throw_status(absl::FailedPreconditionError(absl::StrFormat(
+        "get() on object %u: the handle holds no call (get() takes a result once)", id_)));
+  }
+  detail::node_state& state = detail::state_of(link_, id_, "get()");
+  const std::uint64_t call = std::exchange(call_, 0);
+  return detail::value_or_throw(state.objects().finish(call));
+}
+
 std::vector<std::byte> object::invoke_read(operation_id op, std::span<const std::byte> args) {
   detail::node_state& state = detail::state_of(link_, id_, "invoke_read()");
   detail::throw_if_error(state.usable_outside_isochron("object call"));

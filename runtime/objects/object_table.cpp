@@ -344,6 +344,11 @@ void object_table::resume(entry& e, comm::node_id caller, std::uint64_t call, ou
 void object_table::complete(std::uint64_t call, outcome out) {
   auto it = pending_.find(call);
   if (it == pending_.end()) return;  // the caller gave up (its node failed)
+  if (it->second.abandoned) {
+    if (it->second.offered) note_untaken_offer(it->second.object);
+    pending_.erase(it);
+    return;
+  }
   it->second.done = true;
   it->second.out = std::move(out);
 }
@@ -351,6 +356,13 @@ void object_table::complete(std::uint64_t call, outcome out) {
 absl::StatusOr<std::vector<std::byte>> object_table::invoke(object_id id, operation_id op_id,
                                                             std::span<const std::byte> args,
                                                             bool read_path) {
+  absl::StatusOr<std::uint64_t> call = start(id, op_id, args, read_path);
+  if (!call.ok()) return call.status();
+  return finish(*call);
+}
+
+absl::StatusOr<std::uint64_t> object_table::start(object_id id, operation_id op_id,
+                                                  std::span<const std::byte> args, bool read_path) {
   if (loop_.progress_forbidden()) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "object %u: operation %u called inside an operation's guard or body, or a message "
@@ -376,8 +388,15 @@ absl::StatusOr<std::vector<std::byte>> object_table::invoke(object_id id, operat
                                                       describe(e.id, e.type->name, op), args.size(),
                                                       what_of(std::current_exception())));
   }
+  if (e.offer_untaken) {
+    // An offer that came with the reply to a dropped call: taken now, as it would have been.
+    e.offer_untaken = false;
+    if (e.owner != self_) {
+      if (absl::Status s = migrate(id, self_); !s.ok()) return s;
+    }
+  }
   const std::uint64_t call = next_call_++;
-  pending_[call] = {};
+  pending_[call] = {.object = id};
   const bool write = op.kind == operation_kind::write;
   if (e.where == object_placement::replicated && write) {
     if (absl::Status s = send_ordered(op_id, id, call, args); !s.ok()) {
@@ -419,6 +438,23 @@ absl::StatusOr<std::vector<std::byte>> object_table::invoke(object_id id, operat
       pending_[call].sent = std::move(r);
     }
   }
+  return call;
+}
+
+absl::StatusOr<bool> object_table::poll(std::uint64_t call) {
+  auto it = pending_.find(call);
+  if (it == pending_.end()) return absl::NotFoundError("no such call");
+  if (!it->second.done && !loop_.progress_forbidden()) {
+    bool did_work = false;
+    if (absl::Status s = loop_.progress(did_work); !s.ok()) return s;
+  }
+  return it->second.done;
+}
+
+absl::StatusOr<std::vector<std::byte>> object_table::finish(std::uint64_t call) {
+  auto it = pending_.find(call);
+  if (it == pending_.end()) return absl::NotFoundError("no such call");
+  const object_id id = it->second.object;
   bool offered = false;
   absl::StatusOr<std::vector<std::byte>> result = wait(call, &offered);
   if (offered) {
@@ -426,6 +462,22 @@ absl::StatusOr<std::vector<std::byte>> object_table::invoke(object_id id, operat
     if (absl::Status s = migrate(id, self_); !s.ok()) return s;
   }
   return result;
+}
+
+void object_table::abandon(std::uint64_t call) {
+  auto it = pending_.find(call);
+  if (it == pending_.end()) return;
+  if (!it->second.done) {
+    // Kept until its result arrives (a request may still follow a moved copy), then dropped.
+    it->second.abandoned = true;
+    return;
+  }
+  if (it->second.offered) note_untaken_offer(it->second.object);
+  pending_.erase(it);
+}
+
+void object_table::note_untaken_offer(object_id id) {
+  if (auto e = objects_.find(id); e != objects_.end()) e->second->offer_untaken = true;
 }
 
 absl::Status object_table::send_ordered(operation_id op, object_id id, std::uint64_t call,

@@ -82,6 +82,19 @@ class object_table final : public delivery_unit {
                                                               std::span<const std::byte> args,
                                                               bool read_path);
 
+  // The same in two steps (see iso::object::start): start() dispatches the call and returns
+  // its number (it waits only for a single copy on its way here, or to take a copy offered
+  // to this node); poll() makes progress once and says whether the call is done; finish()
+  // waits for it and returns its outcome (taking a copy its reply offered); abandon() drops
+  // a call not finished: its outcome is discarded when it arrives. finish(), poll() and
+  // abandon() take each call once started and not yet finished or abandoned.
+  [[nodiscard]] absl::StatusOr<std::uint64_t> start(object_id id, operation_id op,
+                                                    std::span<const std::byte> args,
+                                                    bool read_path);
+  [[nodiscard]] absl::StatusOr<bool> poll(std::uint64_t call);
+  [[nodiscard]] absl::StatusOr<std::vector<std::byte>> finish(std::uint64_t call);
+  void abandon(std::uint64_t call);
+
   [[nodiscard]] absl::StatusOr<std::vector<std::byte>> state_bytes(object_id id) const;
   [[nodiscard]] absl::StatusOr<std::uint64_t> writes_applied(object_id id) const;
   [[nodiscard]] absl::StatusOr<std::size_t> waiting_calls(object_id id) const;
@@ -132,6 +145,8 @@ class object_table final : public delivery_unit {
     std::uint64_t counted = 0;
     comm::node_id offer_to = 0;
     bool offer_sent = false;
+    // Here: an offer of the copy came with the reply to a dropped call; the next call takes it.
+    bool offer_untaken = false;
     std::vector<request> deferred;
     std::vector<std::byte> early_transfer;
   };
@@ -146,10 +161,12 @@ class object_table final : public delivery_unit {
     }
   };
   struct pending_call {
+    object_id object = 0;
     bool done = false;
-    outcome out;
-    std::optional<request> sent;  // a request to an owner: asked again if the copy moved
-    bool offered = false;         // the owner offered its copy (automatic placement)
+    bool abandoned = false;  // dropped by its caller: the outcome is discarded on arrival
+    outcome out = {};
+    std::optional<request> sent = {};  // a request to an owner: asked again if the copy moved
+    bool offered = false;              // the owner offered its copy (automatic placement)
   };
   struct outgoing {
     comm::node_id to = 0;
@@ -202,6 +219,7 @@ class object_table final : public delivery_unit {
   void note_use(entry& e, comm::node_id caller);
   [[nodiscard]] bool offer_for(entry& e, comm::node_id caller);
   void reset_uses(entry& e);
+  void note_untaken_offer(object_id id);
 
   event_loop& loop_;
   sequencer_groups& ordered_;
