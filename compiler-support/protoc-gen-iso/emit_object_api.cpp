@@ -71,8 +71,10 @@ std::string object_api_declaration(const gp::ServiceDescriptor* s) {
                   "> impl);\n\n");
 
   const std::string proxy = s->name() + "Proxy";
-  absl::StrAppend(&out, "// Typed blocking calls on an object of type ", s->full_name(),
-                  " (made with make_object_type).\n"
+  absl::StrAppend(&out, "// Typed calls on an object of type ", s->full_name(),
+                  " (made with make_object_type): Op() blocks;\n"
+                  "// OpAsync() starts the call and returns its pending result "
+                  "(iso::object::start).\n"
                   "// Errors are the runtime's (iso/object.hpp). As iso::object, used by one "
                   "thread at a time.\nclass ",
                   proxy, " {\n public:\n  explicit ", proxy,
@@ -82,6 +84,8 @@ std::string object_api_declaration(const gp::ServiceDescriptor* s) {
     const gp::MethodDescriptor* m = s->method(i);
     absl::StrAppend(&out, "  ", qualified_name(m->output_type()), " ", m->name(), "(const ",
                     qualified_name(m->input_type()), "& arg);\n");
+    absl::StrAppend(&out, "  [[nodiscard]] ::iso::pending<", qualified_name(m->output_type()), "> ",
+                    m->name(), "Async(const ", qualified_name(m->input_type()), "& arg);\n");
   }
   absl::StrAppend(&out,
                   "\n private:\n  ::iso::object object_;\n"
@@ -142,6 +146,10 @@ std::string object_api_definition(const gp::ServiceDescriptor* s) {
     const std::string result = qualified_name(m->output_type());
     absl::StrAppend(&out, result, " ", proxy, "::", m->name(), "(const ",
                     qualified_name(m->input_type()), "& arg) {\n  return ::iso::generated::call<",
+                    result, ">(object_, ", i, ", ", quoted(m->name()),
+                    ", arg, list_, scratch_);\n}\n\n");
+    absl::StrAppend(&out, "::iso::pending<", result, "> ", proxy, "::", m->name(), "Async(const ",
+                    qualified_name(m->input_type()), "& arg) {\n  return ::iso::generated::start<",
                     result, ">(object_, ", i, ", ", quoted(m->name()),
                     ", arg, list_, scratch_);\n}\n\n");
   }

@@ -9,6 +9,8 @@
 //   iso::object obj(node, make_object_type(std::make_shared<Counter>()), {});
 //   demo::plain::CounterObjectProxy counter(obj);
 //   counter.Add({.by = 1});                                          // blocking call
+//   iso::pending<demo::plain::Empty> added = counter.AddAsync({.by = 1});  // non-blocking
+//   added.get();                                                     // waits for it
 //
 // Every function here turns a marshaling failure (absl::Status) into iso::error with the
 // status's message: invalid_argument for bytes that do not unmarshal. Thread safety: as the
@@ -99,6 +101,20 @@ Result call(object& target, operation_id op, std::string_view name, const Argume
   const std::vector<std::byte> result = target.invoke(op, contiguous(list, scratch));
   return decode<Result>(result,
                         std::string(target.type_name()) + "." + std::string(name) + " result");
+}
+
+// The non-blocking form of call(): starts the call (see iso::object::start) and returns a
+// pending result whose get() unmarshals it as Result. The argument is copied by the runtime
+// before this returns, so `list` and `scratch` may be reused at once.
+template <class Result, class Argument>
+pending<Result> start(object& target, operation_id op, std::string_view name,
+                      const Argument& argument, gather_list& list,
+                      std::vector<std::byte>& scratch) {
+  marshal(argument, list);
+  object_call started = target.start(op, contiguous(list, scratch));
+  return {std::move(started),
+          [what = std::string(target.type_name()) + "." + std::string(name) + " result"](
+              const std::vector<std::byte>& bytes) { return decode<Result>(bytes, what); }};
 }
 
 }  // namespace iso::generated

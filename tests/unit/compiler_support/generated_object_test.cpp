@@ -3,7 +3,8 @@
 // real nodes of inproc jobs under both placements. Results and final states match a one-node
 // run, guarded calls resume once their guard holds, a single copy migrates (state saved and
 // loaded by the generated marshaling), and a guard's or body's exception becomes the
-// runtime's aborted error naming the object and the operation, with the state unchanged.
+// runtime's aborted error naming the object and the operation, with the state unchanged;
+// the proxy's non-blocking calls may be outstanding many at once.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -227,6 +228,55 @@ void expect_aborted(const std::string& fragment, const std::function<void()>& ca
     EXPECT_EQ(e.code(), iso::error_code::aborted) << e.what();
     EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
   }
+}
+
+// The proxy's non-blocking form: every node starts a guarded AwaitAddedAsync before its
+// puts, then many PutAsync calls at once, and drops a SizeAsync; node 0 then takes every job
+// with GetAsync calls all outstanding together. Each job is taken once, with its tag, and the
+// awaited call resumes with the total.
+TEST_P(GeneratedObjects, AsyncProxyCallsMayBeOutstandingTogether) {
+  constexpr int kNodes = 3;
+  const iso::object_type type = q::make_object_type(std::make_shared<queue_impl>());
+  std::mutex mu;
+  std::vector<std::pair<std::int64_t, std::string>> taken;
+  std::vector<std::int64_t> awaited(kNodes, -1);
+  const int status = run_inproc(kNodes, job_options(), [&](iso::node& node) {
+    q::JobQueueProxy jobs(
+        iso::object(node, type, {.placement = GetParam(), .owner = kNodes - 1, .initial = {}}));
+    iso::pending<q::Count> all_added = jobs.AwaitAddedAsync({.n = kNodes * kJobs});
+    std::vector<iso::pending<q::Count>> puts;
+    for (int i = 0; i < kJobs; ++i) puts.push_back(jobs.PutAsync(job_of(node.id(), i)));
+    (void)jobs.SizeAsync({});  // dropped: its result is discarded
+    for (auto& p : puts) EXPECT_GE(p.get().n, 1);
+    const std::int64_t total = all_added.get().n;
+    node.barrier();
+    if (node.id() == 0) {
+      std::vector<iso::pending<q::Taken>> gets;
+      for (int i = 0; i < kNodes * kJobs; ++i) gets.push_back(jobs.GetAsync({}));
+      std::vector<std::pair<std::int64_t, std::string>> got;
+      for (auto& g : gets) {
+        const q::Taken t = g.get();
+        EXPECT_FALSE(t.done);
+        got.emplace_back(t.value, t.tag);
+      }
+      std::sort(got.begin(), got.end());
+      std::lock_guard lock(mu);
+      taken = std::move(got);
+    }
+    std::lock_guard lock(mu);
+    awaited[node.id()] = total;
+  });
+  EXPECT_EQ(status, 0);
+  for (std::int64_t a : awaited) EXPECT_EQ(a, kNodes * kJobs);
+  std::vector<std::pair<std::int64_t, std::string>> want;
+  for (int n = 0; n < kNodes; ++n) {
+    for (int i = 0; i < kJobs; ++i) {
+      const q::Job j = job_of(static_cast<node_id>(n), i);
+      want.emplace_back(j.value, j.tag);
+    }
+  }
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(taken, want);
 }
 
 TEST_P(GeneratedObjects, AGuardOrBodyExceptionIsAbortedNamingObjectAndOperation) {
