@@ -245,6 +245,7 @@ TEST_P(GeneratedObjects, AsyncProxyCallsMayBeOutstandingTogether) {
         iso::object(node, type, {.placement = GetParam(), .owner = kNodes - 1, .initial = {}}));
     iso::pending<q::Count> all_added = jobs.AwaitAddedAsync({.n = kNodes * kJobs});
     std::vector<iso::pending<q::Count>> puts;
+    puts.reserve(kJobs);
     for (int i = 0; i < kJobs; ++i) puts.push_back(jobs.PutAsync(job_of(node.id(), i)));
     (void)jobs.SizeAsync({});  // dropped: its result is discarded
     for (auto& p : puts) EXPECT_GE(p.get().n, 1);
@@ -252,8 +253,10 @@ TEST_P(GeneratedObjects, AsyncProxyCallsMayBeOutstandingTogether) {
     node.barrier();
     if (node.id() == 0) {
       std::vector<iso::pending<q::Taken>> gets;
+      gets.reserve(kNodes * kJobs);
       for (int i = 0; i < kNodes * kJobs; ++i) gets.push_back(jobs.GetAsync({}));
       std::vector<std::pair<std::int64_t, std::string>> got;
+      got.reserve(gets.size());
       for (auto& g : gets) {
         const q::Taken t = g.get();
         EXPECT_FALSE(t.done);

@@ -71,10 +71,12 @@ TEST_P(AsyncCalls, ManyOutstandingIncrementsFromEveryNode) {
   const int status = run_inproc(kNodes, job_options(), [&](iso::node& node) {
     iso::object total(node, int_type, placed(node.count()));
     std::vector<iso::pending<std::int64_t>> calls;
+    calls.reserve(kEach);
     for (int i = 0; i < kEach; ++i) {
       calls.push_back(total.start<std::int64_t>(int_ops::kInc, std::int64_t{1}));
     }
     std::vector<std::int64_t> got;
+    got.reserve(calls.size());
     for (auto& c : calls) got.push_back(c.get());
     const auto v = total.read<std::int64_t>(int_ops::kAwait, std::int64_t{kNodes * kEach});
     std::lock_guard lock(mu);
