@@ -20,6 +20,7 @@
 #include "iso/iso.hpp"
 #include "job_queue.iso.hpp"
 #include "tests/support/inproc_job.hpp"
+#include "tests/support/object_test_params.hpp"
 
 namespace {
 
@@ -80,12 +81,6 @@ class queue_impl final : public q::JobQueueBase {
   }
 };
 
-iso::options job_options() {
-  iso::options o;
-  o.barrier_timeout = std::chrono::seconds(60);
-  return o;
-}
-
 q::Job job_of(node_id from, int i) {
   return {.value = static_cast<std::int64_t>(from) * 1000 + i,
           .tag = "job " + std::to_string(from) + "/" + std::to_string(i)};
@@ -109,7 +104,7 @@ run_result run_queue(int nodes, object_placement placement, bool migrate) {
   const int producers = nodes == 1 ? 1 : nodes - 1;
   run_result out;
   std::mutex mu;
-  const int status = run_inproc(nodes, job_options(), [&](iso::node& node) {
+  const int status = run_inproc(nodes, iso::test::object_job_options(), [&](iso::node& node) {
     q::JobQueueProxy jobs(iso::object(
         node, type, {.placement = placement, .owner = static_cast<node_id>(nodes - 1)}));
     EXPECT_EQ(jobs.object().type_name(), "iso.test.queue.JobQueue");
@@ -167,7 +162,7 @@ TEST_P(GeneratedObjects, TwoNodesGiveTheResultsAndStateOfOneNode) {
   const iso::object_type type = q::make_object_type(std::make_shared<queue_impl>());
   std::vector<std::byte> reference_state;
   std::vector<std::pair<std::int64_t, std::string>> reference_taken;
-  ASSERT_EQ(run_inproc(1, job_options(),
+  ASSERT_EQ(run_inproc(1, iso::test::object_job_options(),
                        [&](iso::node& node) {
                          q::JobQueueProxy jobs(iso::object(node, type, {}));
                          for (int i = 0; i < kJobs; ++i) jobs.Put(job_of(1, i));
@@ -240,7 +235,7 @@ TEST_P(GeneratedObjects, AsyncProxyCallsMayBeOutstandingTogether) {
   std::mutex mu;
   std::vector<std::pair<std::int64_t, std::string>> taken;
   std::vector<std::int64_t> awaited(kNodes, -1);
-  const int status = run_inproc(kNodes, job_options(), [&](iso::node& node) {
+  const int status = run_inproc(kNodes, iso::test::object_job_options(), [&](iso::node& node) {
     q::JobQueueProxy jobs(
         iso::object(node, type, {.placement = GetParam(), .owner = kNodes - 1, .initial = {}}));
     iso::pending<q::Count> all_added = jobs.AwaitAddedAsync({.n = kNodes * kJobs});
@@ -284,7 +279,7 @@ TEST_P(GeneratedObjects, AsyncProxyCallsMayBeOutstandingTogether) {
 
 TEST_P(GeneratedObjects, AGuardOrBodyExceptionIsAbortedNamingObjectAndOperation) {
   const iso::object_type type = q::make_object_type(std::make_shared<queue_impl>());
-  const int status = run_inproc(2, job_options(), [&](iso::node& node) {
+  const int status = run_inproc(2, iso::test::object_job_options(), [&](iso::node& node) {
     q::JobQueueProxy jobs(iso::object(node, type, {.placement = GetParam(), .owner = 1}));
     expect_aborted(
         "object 0 (iso.test.queue.JobQueue), operation 5 (Check): a guard threw: "

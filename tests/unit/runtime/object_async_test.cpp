@@ -14,6 +14,7 @@
 
 #include "iso/iso.hpp"
 #include "tests/support/inproc_job.hpp"
+#include "tests/support/object_test_params.hpp"
 #include "tests/support/object_types.hpp"
 #include "tests/support/test_support.hpp"
 
@@ -25,24 +26,6 @@ using iso::object_placement;
 using iso::test::expect_error;
 using iso::test::run_inproc;
 namespace int_ops = iso::test::int_ops;
-
-iso::options job_options() {
-  iso::options o;
-  o.barrier_timeout = std::chrono::seconds(60);
-  return o;
-}
-
-std::string placement_name(const testing::TestParamInfo<object_placement>& p) {
-  switch (p.param) {
-    case object_placement::replicated:
-      return "replicated";
-    case object_placement::single_copy:
-      return "single_copy";
-    case object_placement::automatic:
-      return "automatic";
-  }
-  return "unknown";
-}
 
 class AsyncCalls : public testing::TestWithParam<object_placement> {
  protected:
@@ -56,7 +39,7 @@ INSTANTIATE_TEST_SUITE_P(Placements, AsyncCalls,
                          testing::Values(object_placement::replicated,
                                          object_placement::single_copy,
                                          object_placement::automatic),
-                         placement_name);
+                         iso::test::placement_name);
 
 // Every node starts many increments before taking any result. inc() returns the value after
 // it, so the results of all nodes together are 1..total, each once; writes of a replicated
@@ -68,7 +51,7 @@ TEST_P(AsyncCalls, ManyOutstandingIncrementsFromEveryNode) {
   std::mutex mu;
   std::vector<std::vector<std::int64_t>> results(kNodes);
   std::vector<std::int64_t> totals(kNodes, -1);
-  const int status = run_inproc(kNodes, job_options(), [&](iso::node& node) {
+  const int status = run_inproc(kNodes, iso::test::object_job_options(), [&](iso::node& node) {
     iso::object total(node, int_type, placed(node.count()));
     std::vector<iso::pending<std::int64_t>> calls;
     calls.reserve(kEach);
@@ -106,7 +89,7 @@ TEST(AsyncCallsSingleCopy, StartOnOneNodeRunsOnTheOwner) {
   std::int64_t first = -1;
   std::int64_t second = -1;
   const iso::object_type int_type = iso::test::make_int_type();
-  const int status = run_inproc(2, job_options(), [&](iso::node& node) {
+  const int status = run_inproc(2, iso::test::object_job_options(), [&](iso::node& node) {
     iso::object x(node, int_type, {.placement = object_placement::single_copy, .owner = 1});
     if (node.id() == 0) {
       iso::pending<std::int64_t> c = x.start<std::int64_t>(int_ops::kInc, std::int64_t{5});
@@ -142,7 +125,7 @@ TEST_P(AsyncCalls, DroppedHandlesStillRunAndBreakNothing) {
   const iso::object_type int_type = iso::test::make_int_type();
   std::mutex mu;
   std::vector<std::int64_t> seen(kNodes, -1);
-  const int status = run_inproc(kNodes, job_options(), [&](iso::node& node) {
+  const int status = run_inproc(kNodes, iso::test::object_job_options(), [&](iso::node& node) {
     iso::object total(node, int_type, placed(node.count()));
     for (int i = 0; i < kEach; ++i) {
       (void)total.start<std::int64_t>(int_ops::kInc, std::int64_t{1});
@@ -166,7 +149,7 @@ TEST(AsyncCallsAutomatic, AnOfferOnADroppedCallIsTakenByTheNextCall) {
   constexpr std::int64_t kCalls = 200;
   const iso::object_type int_type = iso::test::make_int_type();
   node_id owner_after = 99;
-  const int status = run_inproc(2, job_options(), [&](iso::node& node) {
+  const int status = run_inproc(2, iso::test::object_job_options(), [&](iso::node& node) {
     iso::object x(node, int_type, {.placement = object_placement::automatic, .owner = 1});
     if (node.id() == 0) {
       for (std::int64_t i = 0; i < kCalls; ++i) {
@@ -190,7 +173,7 @@ TEST(AsyncCallsAutomatic, AnOfferOnADroppedCallIsTakenByTheNextCall) {
 // before dispatch are thrown by start(); an empty handle refuses get() and ready().
 TEST_P(AsyncCalls, ErrorsComeThroughGet) {
   const iso::object_type int_type = iso::test::make_int_type();
-  const int status = run_inproc(2, job_options(), [&](iso::node& node) {
+  const int status = run_inproc(2, iso::test::object_job_options(), [&](iso::node& node) {
     iso::object x(node, int_type, placed(node.count()));
     iso::pending<std::int64_t> guard_throws =
         x.start<std::int64_t>(int_ops::kFaulty, std::int64_t{1});

@@ -11,6 +11,7 @@
 
 #include "iso/iso.hpp"
 #include "tests/support/inproc_job.hpp"
+#include "tests/support/object_test_params.hpp"
 #include "tests/support/object_types.hpp"
 #include "tests/support/test_support.hpp"
 
@@ -22,26 +23,16 @@ using iso::test::expect_error;
 using iso::test::run_inproc;
 namespace int_ops = iso::test::int_ops;
 
-iso::options job_options() {
-  iso::options o;
-  o.barrier_timeout = std::chrono::seconds(60);
-  return o;
-}
-
-std::string placement_name(const testing::TestParamInfo<object_placement>& p) {
-  return p.param == object_placement::replicated ? "replicated" : "single_copy";
-}
-
 class ObjectMisuse : public testing::TestWithParam<object_placement> {};
 
 INSTANTIATE_TEST_SUITE_P(Placements, ObjectMisuse,
                          testing::Values(object_placement::replicated,
                                          object_placement::single_copy),
-                         placement_name);
+                         iso::test::placement_name);
 
 TEST_P(ObjectMisuse, EveryMisuseIsRefusedNamingObjectAndOperation) {
   const iso::object_type int_type = iso::test::make_int_type();
-  const int status = run_inproc(2, job_options(), [&](iso::node& node) {
+  const int status = run_inproc(2, iso::test::object_job_options(), [&](iso::node& node) {
     // Single copies on node 1: node 0's calls are requests, node 1's local calls.
     iso::object x(node, int_type, {.placement = GetParam(), .owner = 1});
     x.call<std::int64_t>(int_ops::kInc, std::int64_t{5});
@@ -89,7 +80,7 @@ TEST_P(ObjectMisuse, EveryMisuseIsRefusedNamingObjectAndOperation) {
 TEST_P(ObjectMisuse, AnOwnerOutsideTheJobIsRefusedOnEveryNode) {
   const iso::object_type int_type = iso::test::make_int_type();
   if (GetParam() == object_placement::replicated) GTEST_SKIP() << "only single copies have owners";
-  const int status = run_inproc(2, job_options(), [&](iso::node& node) {
+  const int status = run_inproc(2, iso::test::object_job_options(), [&](iso::node& node) {
     expect_error(error_code::invalid_argument,
                  "object 0 (Int): owner 7 is not a node of the job (nodes 0..1)", [&] {
                    iso::object x(node, int_type,
@@ -105,7 +96,7 @@ TEST_P(ObjectMisuse, AnOwnerOutsideTheJobIsRefusedOnEveryNode) {
 TEST_P(ObjectMisuse, AnObjectUsedAfterItsNodeEndedIsRefused) {
   const iso::object_type int_type = iso::test::make_int_type();
   std::optional<iso::object> kept;
-  const int status = run_inproc(1, job_options(), [&](iso::node& node) {
+  const int status = run_inproc(1, iso::test::object_job_options(), [&](iso::node& node) {
     kept.emplace(node, int_type, iso::object_options{.placement = GetParam(), .owner = 0});
     kept->call<std::int64_t>(int_ops::kInc, std::int64_t{1});
   });
@@ -119,7 +110,7 @@ TEST_P(ObjectMisuse, AnObjectUsedAfterItsNodeEndedIsRefused) {
 
 TEST(ObjectMisuseOnce, CreatingAnUnregisteredTypeOrAttachingToNothingIsRefused) {
   const iso::object_type int_type = iso::test::make_int_type();
-  const int status = run_inproc(2, job_options(), [&](iso::node& node) {
+  const int status = run_inproc(2, iso::test::object_job_options(), [&](iso::node& node) {
     expect_error(error_code::invalid_argument, "type Int is not registered", [&] {
       (void)iso::object::create(node, int_type, {.placement = object_placement::replicated});
     });

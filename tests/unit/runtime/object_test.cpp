@@ -18,6 +18,7 @@
 
 #include "iso/iso.hpp"
 #include "tests/support/inproc_job.hpp"
+#include "tests/support/object_test_params.hpp"
 #include "tests/support/object_types.hpp"
 
 namespace {
@@ -27,24 +28,6 @@ using iso::object_placement;
 using iso::test::run_inproc;
 namespace int_ops = iso::test::int_ops;
 namespace queue_ops = iso::test::queue_ops;
-
-iso::options job_options() {
-  iso::options o;
-  o.barrier_timeout = std::chrono::seconds(60);
-  return o;
-}
-
-std::string placement_name(const testing::TestParamInfo<object_placement>& p) {
-  switch (p.param) {
-    case object_placement::replicated:
-      return "replicated";
-    case object_placement::single_copy:
-      return "single_copy";
-    case object_placement::automatic:
-      return "automatic";
-  }
-  return "unknown";
-}
 
 class Objects : public testing::TestWithParam<object_placement> {
  protected:
@@ -58,7 +41,7 @@ INSTANTIATE_TEST_SUITE_P(Placements, Objects,
                          testing::Values(object_placement::replicated,
                                          object_placement::single_copy,
                                          object_placement::automatic),
-                         placement_name);
+                         iso::test::placement_name);
 
 // Orca's example: every node increments, node 0 awaits the total.
 TEST_P(Objects, EveryNodeIncrementsAndNodeZeroAwaitsTheTotal) {
@@ -67,7 +50,7 @@ TEST_P(Objects, EveryNodeIncrementsAndNodeZeroAwaitsTheTotal) {
   const iso::object_type int_type = iso::test::make_int_type();
   std::mutex mu;
   std::vector<std::int64_t> awaited(kNodes, -1);
-  const int status = run_inproc(kNodes, job_options(), [&](iso::node& node) {
+  const int status = run_inproc(kNodes, iso::test::object_job_options(), [&](iso::node& node) {
     iso::object total(node, int_type, placed(node.count()));
     EXPECT_EQ(total.placement(), GetParam());
     EXPECT_EQ(total.type_name(), "Int");
@@ -88,7 +71,7 @@ TEST_P(Objects, EveryNodeIncrementsAndNodeZeroAwaitsTheTotal) {
 TEST(ObjectsSingleCopy, TheOwnerServesWhileItWaitsForSomethingElse) {
   const iso::object_type int_type = iso::test::make_int_type();
   std::int64_t got = -1;
-  const int status = run_inproc(2, job_options(), [&](iso::node& node) {
+  const int status = run_inproc(2, iso::test::object_job_options(), [&](iso::node& node) {
     iso::object x(node, int_type, {.placement = object_placement::single_copy, .owner = 1});
     if (node.id() == 0) {
       for (int i = 0; i < 10; ++i) x.call<std::int64_t>(int_ops::kInc, std::int64_t{1});
@@ -111,7 +94,7 @@ TEST_P(Objects, AnObjectCreatedByOneNodeIsHandedToTheOthers) {
   const iso::object_type int_type = iso::test::make_int_type();
   std::mutex mu;
   std::vector<std::int64_t> seen(kNodes, -1);
-  const int status = run_inproc(kNodes, job_options(), [&](iso::node& node) {
+  const int status = run_inproc(kNodes, iso::test::object_job_options(), [&](iso::node& node) {
     iso::register_object_type(node, int_type);
     iso::object before(node, int_type, placed(node.count()));  // collective ids stay apart
     std::int64_t got = 0;
@@ -154,7 +137,7 @@ queue_run run_queue_program(int nodes, object_placement where, int jobs) {
   const iso::object_type int_type = iso::test::make_int_type();
   std::mutex mu;
   queue_run out;
-  const int status = run_inproc(nodes, job_options(), [&](iso::node& node) {
+  const int status = run_inproc(nodes, iso::test::object_job_options(), [&](iso::node& node) {
     const iso::object_options opts{.placement = where, .owner = node.count() - 1, .initial = {}};
     iso::object queue(node, queue_type, opts);
     // The bound is always replicated (read often, written rarely), as in Orca's TSP.
@@ -217,7 +200,7 @@ TEST(ObjectsReplicated, ConcurrentWritesLeaveIdenticalReplicas) {
     for (iso::nic_mode mode : {iso::nic_mode::thread, iso::nic_mode::inline_poll}) {
       const std::string where =
           std::string(shape) + (mode == iso::nic_mode::thread ? ", NIC thread" : ", NIC inline");
-      iso::options o = job_options();
+      iso::options o = iso::test::object_job_options();
       o.multicast_tree = shape;
       o.nic = mode;
       std::mutex mu;
@@ -252,7 +235,7 @@ TEST(ObjectsReplicated, ResumeOrderIsIdenticalOnEveryReplica) {
   const iso::object_type queue_type = iso::test::make_queue_type();
   std::mutex mu;
   std::map<node_id, std::vector<iso::resumed_call>> logs;
-  const int status = run_inproc(kNodes, job_options(), [&](iso::node& node) {
+  const int status = run_inproc(kNodes, iso::test::object_job_options(), [&](iso::node& node) {
     iso::object queue(node, queue_type, {.placement = object_placement::replicated});
     if (node.id() == 0) {
       // Every other node's get waits in the queue before the first put is ordered.
@@ -290,7 +273,7 @@ TEST(ObjectsMigration, IncrementsSurviveMovesInTheMiddleOfTheRun) {
   const iso::object_type int_type = iso::test::make_int_type();
   std::mutex mu;
   std::vector<std::int64_t> seen(kNodes, -1);
-  const int status = run_inproc(kNodes, job_options(), [&](iso::node& node) {
+  const int status = run_inproc(kNodes, iso::test::object_job_options(), [&](iso::node& node) {
     iso::object total(node, int_type, {.placement = object_placement::single_copy, .owner = 2});
     for (std::int64_t i = 0; i < kEach; ++i) {
       if (i == kEach / 2 && node.id() < 2) total.migrate(node.id());
@@ -311,7 +294,7 @@ TEST(ObjectsMigration, WaitingCallsMoveWithTheCopy) {
   const iso::object_type queue_type = iso::test::make_queue_type();
   std::mutex mu;
   std::multiset<std::int64_t> taken;
-  const int status = run_inproc(kNodes, job_options(), [&](iso::node& node) {
+  const int status = run_inproc(kNodes, iso::test::object_job_options(), [&](iso::node& node) {
     iso::object queue(node, queue_type, {.placement = object_placement::single_copy, .owner = 0});
     std::vector<std::int64_t> mine;
     if (node.id() == 0) {
@@ -344,7 +327,7 @@ TEST(ObjectsMigration, AnAutomaticCopyMovesToItsHeaviestUser) {
   std::mutex mu;
   std::vector<std::int64_t> seen(2, -1);
   std::vector<node_id> owner_seen(2, 99);
-  const int status = run_inproc(2, job_options(), [&](iso::node& node) {
+  const int status = run_inproc(2, iso::test::object_job_options(), [&](iso::node& node) {
     iso::object total(node, int_type, {.placement = object_placement::automatic, .owner = 0});
     EXPECT_EQ(total.placement(), object_placement::automatic);
     EXPECT_EQ(total.owner(), 0u);
@@ -371,7 +354,7 @@ TEST(ObjectsMigration, AnAutomaticCopyMovesToItsHeaviestUser) {
 
 TEST(ObjectsMigration, OnlySingleCopiesMoveAndOnlyToNodesOfTheJob) {
   const iso::object_type int_type = iso::test::make_int_type();
-  const int status = run_inproc(2, job_options(), [&](iso::node& node) {
+  const int status = run_inproc(2, iso::test::object_job_options(), [&](iso::node& node) {
     iso::object r(node, int_type, {.placement = object_placement::replicated});
     iso::object s(node, int_type, {.placement = object_placement::single_copy, .owner = 0});
     try {
