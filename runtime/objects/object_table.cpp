@@ -9,6 +9,7 @@
 #include "nicfw/credit_ledger.hpp"
 #include "runtime/collective_digest.hpp"
 #include "runtime/objects/object_wire.hpp"
+#include "runtime/ordered/batch_framing.hpp"
 
 namespace iso::runtime {
 namespace {
@@ -484,15 +485,14 @@ absl::Status object_table::send_ordered(operation_id op, object_id id, std::uint
                                         std::span<const std::byte> body) {
   const wire::write_header h{.object = id, .op = op, .call = call};
   std::vector<std::byte> message = wire::frame(h, body);
-  const std::size_t limit = ordered_.max_batch(nodes_) - sizeof(std::uint32_t);
+  const std::size_t limit = ordered_.max_batch(nodes_) - kFrameBytes;
   if (message.size() > limit) {
     return absl::OutOfRangeError(absl::StrFormat(
         "%u bytes exceed the largest ordered write of %u bytes", body.size(), limit - sizeof(h)));
   }
-  const auto length = static_cast<std::uint32_t>(message.size());
-  std::vector<std::byte> batch(sizeof(length) + message.size());
-  std::memcpy(batch.data(), &length, sizeof(length));
-  std::memcpy(batch.data() + sizeof(length), message.data(), message.size());
+  std::vector<std::byte> batch;
+  batch.reserve(kFrameBytes + message.size());
+  append_framed(batch, message);
   return ordered_.send(group_, batch);
 }
 
