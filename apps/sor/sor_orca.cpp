@@ -1,0 +1,321 @@
+// sor-orca: red-black successive over-relaxation on Orca-style shared objects (after the
+// Orca SOR of Bal et al.); the same kernel as `sor`, which exchanges its rows through
+// isotach memory instead.
+//
+// Every node owns a block of interior rows in private memory, with a ghost row above and
+// below. Each boundary between two neighbouring nodes has two border objects, one per
+// direction: after each half-sweep (a colour's sweep) a node puts its first row into the
+// object its upper neighbour reads and its last row into the one its lower neighbour reads,
+// stamped with the half-sweep's number; then it fills its ghost rows with guarded reads
+// ("the row of half-sweep t is there") of the objects its neighbours write. A border object
+// keeps two slots, by the parity of the half-sweep: a node can put half-sweep t + 2 only
+// after reading its neighbour's row of t + 1, which the neighbour puts only after reading
+// the row of t, so a slot is never overwritten before it was read.
+//
+// A border object is replicated (the put goes through the job-wide order to every node, the
+// get reads the caller's own replica); --single-copy keeps it only on the node that reads
+// it instead (the put is a request to that node and its reply), which is the less traffic
+// but was the slower on two nodes (see the README). With --check every node puts its rows into an
+// object on node 0, which compares the whole grid with the sequential run's, bit for bit.
+//
+// Rows are variable-length arguments, which the typed layer (trivially copyable arguments)
+// does not take, so the type is built at the runtime level with its own unmarshal.
+//
+//   isorun -n 2 -- sor-orca --n 1024 --iterations 200 --check
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <iso/iso.hpp>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "apps/common/command_line.hpp"
+#include "apps/common/partition.hpp"
+#include "apps/common/report.hpp"
+#include "apps/sor/sor_kernel.hpp"
+
+namespace {
+
+constexpr iso::operation_id kPut = 0, kGet = 1;
+
+// Slots a row object may have: the rows of the largest grid and its two edges.
+constexpr std::uint64_t kMaxSlots = 16384 + 2;
+
+// Rows by slot, each with the stamp it was put with.
+struct row_slots {
+  struct slot {
+    bool filled = false;
+    std::uint64_t stamp = 0;
+    std::vector<double> row;
+  };
+  std::vector<slot> slots;
+};
+
+struct slot_key {
+  std::uint64_t slot = 0;
+  std::uint64_t stamp = 0;
+};
+
+struct put_arguments {
+  slot_key key;
+  std::vector<double> row;
+};
+
+slot_key read_key(std::span<const std::byte> bytes, const char* op) {
+  slot_key key;
+  if (bytes.size() < sizeof key) {
+    throw iso::error(
+        iso::error_code::invalid_argument,
+        iso::apps::format("%s takes a slot and a stamp (16 bytes) first, not %zu bytes", op,
+                          bytes.size()));
+  }
+  std::memcpy(&key, bytes.data(), sizeof key);
+  if (key.slot >= kMaxSlots) {
+    throw iso::error(iso::error_code::invalid_argument,
+                     iso::apps::format("%s: slot %llu is beyond the last slot %llu", op,
+                                       static_cast<unsigned long long>(key.slot),
+                                       static_cast<unsigned long long>(kMaxSlots - 1)));
+  }
+  return key;
+}
+
+std::vector<std::byte> put_bytes(slot_key key, std::span<const double> row) {
+  std::vector<std::byte> bytes(sizeof key + row.size_bytes());
+  std::memcpy(bytes.data(), &key, sizeof key);
+  std::memcpy(bytes.data() + sizeof key, row.data(), row.size_bytes());
+  return bytes;
+}
+
+std::vector<std::byte> key_bytes(slot_key key) {
+  std::vector<std::byte> bytes(sizeof key);
+  std::memcpy(bytes.data(), &key, sizeof key);
+  return bytes;
+}
+
+iso::object_type make_row_type() {
+  iso::state_functions state;
+  state.create = [](std::span<const std::byte> initial) -> void* {
+    if (!initial.empty()) {
+      throw iso::error(iso::error_code::invalid_argument, "SorRows takes no initial bytes");
+    }
+    return new row_slots();
+  };
+  state.destroy = [](void* s) { delete static_cast<row_slots*>(s); };
+  state.clone = [](const void* s) -> void* {
+    return new row_slots(*static_cast<const row_slots*>(s));
+  };
+  iso::object_type type("SorRows", std::move(state));
+
+  iso::operation put;
+  put.id = kPut;
+  put.name = "put";
+  put.kind = iso::operation_kind::write;
+  put.body_may_throw = false;
+  put.unmarshal = [](std::span<const std::byte> bytes) -> iso::decoded_arguments {
+    put_arguments args;
+    args.key = read_key(bytes, "put");
+    const std::span<const std::byte> values = bytes.subspan(sizeof args.key);
+    if (values.empty() || values.size() % sizeof(double) != 0) {
+      throw iso::error(iso::error_code::invalid_argument,
+                       iso::apps::format("put takes a whole, non-empty row of doubles after "
+                                         "its slot and stamp, not %zu bytes",
+                                         values.size()));
+    }
+    args.row.resize(values.size() / sizeof(double));
+    std::memcpy(args.row.data(), values.data(), values.size());
+    return args;
+  };
+  put.alternatives.push_back(
+      {{}, [](void* s, const iso::decoded_arguments& a, std::vector<std::byte>&) {
+         auto& slots = static_cast<row_slots*>(s)->slots;
+         const auto& args = std::any_cast<const put_arguments&>(a);
+         if (slots.size() <= args.key.slot) slots.resize(args.key.slot + 1);
+         row_slots::slot& into = slots[args.key.slot];
+         into.filled = true;
+         into.stamp = args.key.stamp;
+         into.row = args.row;
+       }});
+  type.add(std::move(put));
+
+  iso::operation get;
+  get.id = kGet;
+  get.name = "get";
+  get.kind = iso::operation_kind::read;
+  get.body_may_throw = false;
+  get.unmarshal = [](std::span<const std::byte> bytes) -> iso::decoded_arguments {
+    const slot_key key = read_key(bytes, "get");
+    if (bytes.size() != sizeof key) {
+      throw iso::error(iso::error_code::invalid_argument,
+                       iso::apps::format("get takes a slot and a stamp (16 bytes), not %zu bytes",
+                                         bytes.size()));
+    }
+    return key;
+  };
+  // Waits until the slot holds the row of that stamp.
+  get.alternatives.push_back(
+      {[](const void* s, const iso::decoded_arguments& a) {
+         const auto& slots = static_cast<const row_slots*>(s)->slots;
+         const auto key = std::any_cast<slot_key>(a);
+         return key.slot < slots.size() && slots[key.slot].filled &&
+                slots[key.slot].stamp == key.stamp;
+       },
+       [](void* s, const iso::decoded_arguments& a, std::vector<std::byte>& out) {
+         const auto& row =
+             static_cast<const row_slots*>(s)->slots[std::any_cast<slot_key>(a).slot].row;
+         out.resize(row.size() * sizeof(double));
+         std::memcpy(out.data(), row.data(), out.size());
+       }});
+  type.add(std::move(get));
+  return type;
+}
+
+// The row put into `rows` under `key`, waiting until it is there.
+void get_row(iso::object& rows, slot_key key, std::span<double> into) {
+  const std::vector<std::byte> bytes = rows.invoke_read(kGet, key_bytes(key));
+  if (bytes.size() != into.size_bytes()) {
+    throw iso::error(iso::error_code::data_loss,
+                     iso::apps::format("sor-orca: slot %llu has %zu bytes, not %zu",
+                                       static_cast<unsigned long long>(key.slot), bytes.size(),
+                                       into.size_bytes()));
+  }
+  std::memcpy(into.data(), bytes.data(), bytes.size());
+}
+
+std::string too_many_nodes(unsigned nodes, long n) {
+  return iso::apps::format("%u nodes are more than the %ld interior rows (use --n %u or more)",
+                           nodes, n, nodes);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace iso::apps;
+  long n = 256;
+  long iterations = 50;
+  bool check = false;
+  bool phases = false;
+  bool single_copy = false;
+  command_line cli("sor-orca",
+                   "red-black SOR on an n x n grid, hot top edge, border rows through shared "
+                   "objects");
+  cli.add_count("--n", n, 2, 16384, "interior rows and columns");
+  cli.add_count("--iterations", iterations, 1, 1'000'000, "red and black sweeps");
+  cli.add_switch("--check", check, "compare the grid with the sequential version's, bit for bit");
+  cli.add_switch("--phases", phases, "print where each node's time goes");
+  cli.add_switch("--single-copy", single_copy,
+                 "keep each border object as a single copy on the node that reads it (default: "
+                 "replicated on every node)");
+  if (std::optional<int> status = cli.parse(argc, argv)) return *status;
+  if (job_nodes() > static_cast<unsigned long>(n))
+    return cli.refuse(too_many_nodes(job_nodes(), n));
+
+  const iso::object_type row_type = make_row_type();
+  return iso::run(argc, argv, [&](iso::node& node) {
+    const auto size = static_cast<std::size_t>(n);
+    const std::size_t w = size + 2;
+    const std::uint32_t nodes = node.count();
+    const std::uint32_t me = node.id();
+    if (nodes > size) throw iso::error(iso::error_code::invalid_argument, too_many_nodes(nodes, n));
+    const block_range own = block_of(size, nodes, me);  // interior rows own.begin + 1 ...
+    const std::size_t h = own.size();
+
+    // Boundary b lies between nodes b and b + 1: `down[b]` carries b's last row to b + 1,
+    // `up[b]` carries b + 1's first row to b. Created collectively, in one order everywhere.
+    auto border = [&](iso::node_id reader) {
+      iso::object_options options;
+      options.placement =
+          single_copy ? iso::object_placement::single_copy : iso::object_placement::replicated;
+      options.owner = reader;
+      return iso::object(node, row_type, options);
+    };
+    std::vector<iso::object> down, up;
+    for (std::uint32_t b = 0; b + 1 < nodes; ++b) {
+      down.push_back(border(b + 1));
+      up.push_back(border(b));
+    }
+
+    std::vector<double> grid((h + 2) * w, 0.0);
+    if (me == 0) std::fill_n(grid.begin(), w, 1.0);  // the hot top edge
+    const std::span<const double> first_row = std::span(grid).subspan(w, w);
+    const std::span<const double> last_row = std::span(grid).subspan(h * w, w);
+    const std::span<double> ghost_above = std::span(grid).first(w);
+    const std::span<double> ghost_below = std::span(grid).subspan((h + 1) * w, w);
+    phase_timer timer;
+    node.barrier();
+    const stopwatch clock;
+    // The puts of the last half-sweep, whose results are taken only before the next puts:
+    // the row is in the reader's copy once the reader's get returns, whatever became of
+    // the reply, and waiting for the reply at once cost a neighbour's whole sweep per
+    // half-sweep (see the README).
+    iso::object_call to_above, to_below;
+    auto finish_puts = [&] {
+      if (to_above.valid()) (void)to_above.get();
+      if (to_below.valid()) (void)to_below.get();
+    };
+    std::uint64_t half_sweep = 0;
+    for (long it = 0; it < iterations; ++it) {
+      for (unsigned colour = 0; colour < 2; ++colour, ++half_sweep) {
+        timer.enter("relax");
+        sor::relax(grid, size, own.begin + 1, colour);
+        if (nodes == 1) continue;
+        const slot_key key{half_sweep % 2, half_sweep};
+        // Both puts are on their way before this node waits for its neighbours' rows.
+        timer.enter("put rows");
+        finish_puts();
+        if (me > 0) to_above = up[me - 1].start(kPut, put_bytes(key, first_row));
+        if (me + 1 < nodes) to_below = down[me].start(kPut, put_bytes(key, last_row));
+        timer.enter("get rows");
+        if (me > 0) get_row(down[me - 1], key, ghost_above);
+        if (me + 1 < nodes) get_row(up[me], key, ghost_below);
+      }
+    }
+    timer.enter("put rows");
+    finish_puts();
+    const double seconds = clock.seconds();
+    timer.stop();
+    if (phases) std::printf("sor-orca: node %u: %s\n", me, timer.summary().c_str());
+    if (me == 0) {
+      print_size("sor-orca", format("%ld x %ld interior, %ld iterations", n, n, iterations), nodes);
+      print_time("sor-orca", seconds, "iterations");
+    }
+    if (!check) {
+      if (me == 0) print_check_skipped("sor-orca");
+      return;
+    }
+    // Every node's rows go to node 0 (slot: the global row, stamp 0).
+    iso::object result(node, row_type,
+                       {.placement = iso::object_placement::single_copy, .owner = 0});
+    if (me != 0) {
+      std::vector<iso::object_call> puts;
+      for (std::size_t r = 1; r <= h; ++r) {
+        puts.push_back(
+            result.start(kPut, put_bytes({own.begin + r, 0}, std::span(grid).subspan(r * w, w))));
+      }
+      for (iso::object_call& p : puts) (void)p.get();
+      return;
+    }
+    std::vector<double> got(w * w, 0.0);
+    std::copy_n(grid.begin(), (h + 1) * w, got.begin());  // the top edge and node 0's rows
+    for (std::size_t row = own.end + 1; row <= size; ++row)
+      get_row(result, {row, 0}, std::span(got).subspan(row * w, w));
+    std::vector<double> want(w * w);
+    sor::set_edges(want, size);
+    sor::solve(want, size, iterations);
+    check_result outcome{true, ""};
+    for (std::size_t i = 0; outcome.passed && i < want.size(); ++i) {
+      if (!identical(got[i], want[i])) {
+        outcome = {false, format("first difference from the sequential grid at row %zu, column "
+                                 "%zu: %.17g != %.17g",
+                                 i / w, i % w, got[i], want[i])};
+      }
+    }
+    if (outcome.passed) {
+      const sor::summary s = sor::summarize(got, size);
+      outcome.detail = format("heat %.17g, residual %.3g; grid identical to the sequential one",
+                              s.heat, s.residual);
+    }
+    print_check("sor-orca", outcome);
+    if (!outcome.passed) throw iso::error(iso::error_code::data_loss, "sor-orca: the check failed");
+  });
+}
