@@ -40,7 +40,7 @@ namespace {
 constexpr iso::operation_id kPut = 0, kGet = 1;
 
 // Slots a row object may have: the rows of the largest grid and its two edges.
-constexpr std::uint64_t kMaxSlots = 16384 + 2;
+constexpr std::uint64_t kMaxSlots = 4096 + 2;
 
 // Rows by slot, each with the stamp it was put with.
 struct row_slots {
@@ -199,7 +199,9 @@ int main(int argc, char** argv) {
   command_line cli("sor-orca",
                    "red-black SOR on an n x n grid, hot top edge, border rows through shared "
                    "objects");
-  cli.add_count("--n", n, 2, 16384, "interior rows and columns");
+  // A row travels as one argument of a put, which must fit in one message (64 KiB by
+  // default; ISO_RING_CAPACITY raises it).
+  cli.add_count("--n", n, 2, 4096, "interior rows and columns");
   cli.add_count("--iterations", iterations, 1, 1'000'000, "red and black sweeps");
   cli.add_switch("--check", check, "compare the grid with the sequential version's, bit for bit");
   cli.add_switch("--phases", phases, "print where each node's time goes");
