@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <iso/iso.hpp>
 #include <optional>
 #include <span>
@@ -289,8 +290,14 @@ int main(int argc, char** argv) {
     iso::object result(node, row_type,
                        {.placement = iso::object_placement::single_copy, .owner = 0});
     if (me != 0) {
-      std::vector<iso::object_call> puts;
+      // A few puts in flight at a time, not the whole block's worth of requests at once.
+      constexpr std::size_t kInFlight = 16;
+      std::deque<iso::object_call> puts;
       for (std::size_t r = 1; r <= h; ++r) {
+        if (puts.size() == kInFlight) {
+          (void)puts.front().get();
+          puts.pop_front();
+        }
         puts.push_back(
             result.start(kPut, put_bytes({own.begin + r, 0}, std::span(grid).subspan(r * w, w))));
       }
