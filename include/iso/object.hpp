@@ -29,9 +29,9 @@
 //
 // Placement (object_options::placement):
 //   replicated   every node keeps a replica. A read runs on the caller's replica. A write
-//                goes through the job-wide total order (the sequencer order of
-//                iso/ordered_group.hpp) to every replica, which applies the writes in that
-//                order; the caller resumes, with the result, once its own replica applied it.
+//                goes through the job-wide total order (the objects order, below) to every
+//                replica, which applies the writes in that order; the caller resumes, with
+//                the result, once its own replica applied it.
 //   single_copy  one node (object_options::owner) keeps the state; its operations run
 //                there, as a local call on the owner and by a request and reply from others.
 //                migrate() moves it, at a point of the job-wide order.
@@ -43,6 +43,16 @@
 //                and load stay where they are. Switching between replicated and a single
 //                copy by read/write ratio is not built yet.)
 // Placement never changes results.
+//
+// The objects order (options::object_order, ISO_OBJECT_ORDER; the same on every node, or the
+// first creation fails naming it) is one of the two orders of iso/ordered_group.hpp:
+//   sequencer    (the default) a counter on node 0's NIC numbers the writes, NICs forward
+//                them along trees; ordered among the objects only.
+//   isotach      each write is an isochronous message to every node, applied at its
+//                logical time: writes are ordered with every shared-variable operation
+//                too.
+// Under either order every replica applies one object's writes in one order, and results
+// are the same.
 //
 // Guards and continuations. A call whose guards are all false leaves a continuation
 // (object, operation, arguments, whom to resume) on the object's FIFO queue, on every

@@ -18,9 +18,11 @@ void throw_argument_size(std::size_t got, std::size_t want) {
 
 runtime::object_table& node_state::objects() {
   if (!objects_) {
-    objects_ =
-        std::make_unique<runtime::object_table>(loop_, *sequenced_, id(), count(), next_group_id(),
-                                                runtime::plain_messages::max_message_size(*nic_));
+    objects_ = std::make_unique<runtime::object_table>(
+        loop_,
+        runtime::make_object_order(options_.object_order, *sequenced_, *isotach_ordered_,
+                                   next_group_id(), count()),
+        id(), count(), runtime::plain_messages::max_message_size(*nic_));
     objects_link_ = std::make_shared<object_link>(object_link{.owner = this});
   }
   return *objects_;
