@@ -92,6 +92,15 @@ class object_table final : public delivery_unit {
   [[nodiscard]] absl::StatusOr<std::uint64_t> start(object_id id, operation_id op,
                                                     std::span<const std::byte> args,
                                                     bool read_path);
+  // A write of a replicated object into this node's open isochron (see
+  // iso::object::start(isochron&, ...)): checked here (FailedPrecondition naming the object
+  // and operation for a single copy, the sequencer order, a read, a guarded operation, or
+  // `isochron_problem` when that is not OK: the isochron is not this node's open one), its
+  // arguments decoded, then added to the isochron; the number of a call that completes
+  // when this node's replica applies it, after the isochron is issued.
+  [[nodiscard]] absl::StatusOr<std::uint64_t> start_in_isochron(
+      object_id id, operation_id op, std::span<const std::byte> args,
+      const absl::Status& isochron_problem);
   [[nodiscard]] absl::StatusOr<bool> poll(std::uint64_t call);
   [[nodiscard]] absl::StatusOr<std::vector<std::byte>> finish(std::uint64_t call);
   void abandon(std::uint64_t call);
