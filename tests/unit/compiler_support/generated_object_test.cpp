@@ -298,6 +298,40 @@ TEST_P(GeneratedObjects, AGuardOrBodyExceptionIsAbortedNamingObjectAndOperation)
   EXPECT_EQ(status, 0);
 }
 
+// The proxy's isochron form (unguarded writes only): two queues' Puts and a shared counter
+// in one isochron take one place in the order: the queues' lengths after them are the same,
+// and one more than the counter before it, for every isochron of every node.
+TEST(GeneratedObjectsInIsochrons, PutsOfTwoQueuesAndACounterTakeEffectTogether) {
+  constexpr int kNodes = 3;
+  constexpr int kEach = 15;
+  const iso::object_type type = q::make_object_type(std::make_shared<queue_impl>());
+  const int status = run_inproc(
+      kNodes, iso::test::object_job_options(iso::order_kind::isotach), [&](iso::node& node) {
+        q::JobQueueProxy first(iso::object(node, type, {}));
+        q::JobQueueProxy second(iso::object(node, type, {}));
+        const iso::shared_var<std::int64_t> count = node.allocate<std::int64_t>(1)[0];
+        node.barrier();
+        for (int i = 0; i < kEach; ++i) {
+          iso::pending<q::Count> a;
+          iso::pending<q::Count> b;
+          iso::value<std::int64_t> before;
+          {
+            iso::isochron in(node);
+            a = first.PutAsync(in, job_of(node.id(), i));
+            b = second.PutAsync(in, job_of(node.id(), i));
+            before = in.fetch_add(count, 1);
+          }
+          const std::int64_t c = before.get();
+          EXPECT_EQ(a.get().n, c + 1) << "node " << node.id() << ", isochron " << i;
+          EXPECT_EQ(b.get().n, c + 1) << "node " << node.id() << ", isochron " << i;
+        }
+        node.barrier();
+        EXPECT_EQ(first.Size({}).n, kNodes * kEach);
+        EXPECT_EQ(first.object().state_bytes(), second.object().state_bytes());
+      });
+  EXPECT_EQ(status, 0);
+}
+
 TEST(GeneratedObjectType, ANullImplementationIsInvalidArgument) {
   try {
     (void)q::make_object_type(nullptr);
