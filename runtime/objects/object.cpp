@@ -89,7 +89,10 @@ object::object(node& n, const object_type& type, const object_options& opts) {
   runtime::object_table& table = state.objects();
   id_ = detail::value_or_throw(table.create(type.shared(), opts));
   link_ = state.objects_link();
-  detail::throw_if_error(state.rendezvous(table.creation_digest(id_), "object creation"));
+  // The objects order is in the digest: name it, so that nodes that disagree on it see why.
+  detail::throw_if_error(state.rendezvous(
+      table.creation_digest(id_),
+      absl::StrFormat("object creation (objects order %s)", runtime::order_name(table.order()))));
 }
 
 object object::create(node& n, const object_type& type, const object_options& opts) {
