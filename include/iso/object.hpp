@@ -342,6 +342,15 @@ class object {
   // as it was, while the isochron's other operations still take effect. get() of such a
   // call while this node has an isochron open is failed_precondition (end the isochron
   // first: the write cannot be applied before it is issued); ready() is false until then.
+  //
+  //   iso::pending<std::int64_t> taken, given;        // options.object_order = isotach
+  //   {
+  //     iso::isochron in(node);
+  //     taken = from.start<std::int64_t>(in, kInc, std::int64_t{-1});
+  //     given = to.start<std::int64_t>(in, kInc, std::int64_t{1});
+  //     in.fetch_add(transfers, 1);                   // all three, or none, seen anywhere
+  //   }
+  //   taken.get();                                    // after the isochron's end
   [[nodiscard]] object_call start(isochron& in, operation_id op, std::span<const std::byte> args);
   template <typename Result, typename... Args>
   [[nodiscard]] pending<Result> start(isochron& in, operation_id op, const Args&... args) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <future>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -106,6 +107,30 @@ TEST(ObjectIsochronMisuse, EveryCallThatMayNotJoinIsRefusedAndNothingIsAdded) {
     EXPECT_EQ(x.read<std::int64_t>(int_ops::kValue), 10);
     EXPECT_EQ(x.writes_applied(), 2u);
     EXPECT_EQ(queue.writes_applied(), 0u);
+  });
+  EXPECT_EQ(status, 0);
+}
+
+// An isochron is its node's: another node's object handle refuses it, naming both nodes.
+// (Node 0 holds its isochron open, without calling into the runtime, until node 1 tried.)
+TEST(ObjectIsochronMisuse, AnotherNodesIsochronIsRefused) {
+  const iso::object_type int_type = iso::test::make_int_type();
+  std::promise<iso::isochron*> opened;
+  std::promise<void> tried;
+  const int status = run_inproc(2, isotach_options(iso::nic_mode::automatic), [&](iso::node& node) {
+    iso::object x(node, int_type, {.placement = object_placement::replicated});
+    if (node.id() == 0) {
+      iso::isochron in(node);
+      opened.set_value(&in);
+      tried.get_future().wait();
+    } else {
+      iso::isochron* other = opened.get_future().get();
+      expect_error(error_code::failed_precondition, "the isochron is node 0's",
+                   [&] { (void)x.start<std::int64_t>(*other, int_ops::kInc, std::int64_t{1}); });
+      tried.set_value();
+    }
+    node.barrier();
+    EXPECT_EQ(x.writes_applied(), 0u);
   });
   EXPECT_EQ(status, 0);
 }
