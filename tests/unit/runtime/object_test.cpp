@@ -274,55 +274,65 @@ TEST_P(ObjectsReplicated, ResumeOrderIsIdenticalOnEveryReplica) {
   }
 }
 
+// Migrations are messages of the objects order: every case runs under both orders.
+class ObjectsMigration : public testing::TestWithParam<iso::order_kind> {};
+INSTANTIATE_TEST_SUITE_P(Orders, ObjectsMigration, iso::test::both_object_orders(),
+                         [](const testing::TestParamInfo<iso::order_kind>& p) {
+                           return iso::test::order_name(p.param);
+                         });
+
 // A single copy that moves in the middle of the run: every increment lands once, and
 // every node sees the total, wherever the copy is.
-TEST(ObjectsMigration, IncrementsSurviveMovesInTheMiddleOfTheRun) {
+TEST_P(ObjectsMigration, IncrementsSurviveMovesInTheMiddleOfTheRun) {
   constexpr int kNodes = 3;
   constexpr std::int64_t kEach = 60;
   const iso::object_type int_type = iso::test::make_int_type();
   std::mutex mu;
   std::vector<std::int64_t> seen(kNodes, -1);
-  const int status = run_inproc(kNodes, iso::test::object_job_options(), [&](iso::node& node) {
-    iso::object total(node, int_type, {.placement = object_placement::single_copy, .owner = 2});
-    for (std::int64_t i = 0; i < kEach; ++i) {
-      if (i == kEach / 2 && node.id() < 2) total.migrate(node.id());
-      total.call<std::int64_t>(int_ops::kInc, std::int64_t{1});
-    }
-    const auto v = total.read<std::int64_t>(int_ops::kAwait, std::int64_t{kNodes * kEach});
-    std::lock_guard lock(mu);
-    seen[node.id()] = v;
-  });
+  const int status =
+      run_inproc(kNodes, iso::test::object_job_options(GetParam()), [&](iso::node& node) {
+        iso::object total(node, int_type, {.placement = object_placement::single_copy, .owner = 2});
+        for (std::int64_t i = 0; i < kEach; ++i) {
+          if (i == kEach / 2 && node.id() < 2) total.migrate(node.id());
+          total.call<std::int64_t>(int_ops::kInc, std::int64_t{1});
+        }
+        const auto v = total.read<std::int64_t>(int_ops::kAwait, std::int64_t{kNodes * kEach});
+        std::lock_guard lock(mu);
+        seen[node.id()] = v;
+      });
   EXPECT_EQ(status, 0);
   for (std::int64_t v : seen) EXPECT_EQ(v, kNodes * kEach);
 }
 
 // Calls waiting in the queue move with the copy, and resume at the new owner.
-TEST(ObjectsMigration, WaitingCallsMoveWithTheCopy) {
+TEST_P(ObjectsMigration, WaitingCallsMoveWithTheCopy) {
   constexpr int kNodes = 3;
   constexpr std::int64_t kJobs = 40;
   const iso::object_type queue_type = iso::test::make_queue_type();
   std::mutex mu;
   std::multiset<std::int64_t> taken;
-  const int status = run_inproc(kNodes, iso::test::object_job_options(), [&](iso::node& node) {
-    iso::object queue(node, queue_type, {.placement = object_placement::single_copy, .owner = 0});
-    std::vector<std::int64_t> mine;
-    if (node.id() == 0) {
-      // The others' gets wait in the queue here before it moves to node 1.
-      while (queue.waiting_calls() < static_cast<std::size_t>(kNodes - 1)) {
-        (void)node.try_receive();
-      }
-      queue.migrate(1);
-      EXPECT_EQ(queue.waiting_calls(), 0u) << "the waiting calls stayed behind";
-      for (std::int64_t j = 0; j < kJobs; ++j) queue.call<void>(queue_ops::kPut, j);
-      queue.migrate(2);
-      queue.call<void>(queue_ops::kClose);
-    }
-    for (std::int64_t job; (job = queue.call<std::int64_t>(queue_ops::kGet)) >= 0;) {
-      mine.push_back(job);
-    }
-    std::lock_guard lock(mu);
-    taken.insert(mine.begin(), mine.end());
-  });
+  const int status =
+      run_inproc(kNodes, iso::test::object_job_options(GetParam()), [&](iso::node& node) {
+        iso::object queue(node, queue_type,
+                          {.placement = object_placement::single_copy, .owner = 0});
+        std::vector<std::int64_t> mine;
+        if (node.id() == 0) {
+          // The others' gets wait in the queue here before it moves to node 1.
+          while (queue.waiting_calls() < static_cast<std::size_t>(kNodes - 1)) {
+            (void)node.try_receive();
+          }
+          queue.migrate(1);
+          EXPECT_EQ(queue.waiting_calls(), 0u) << "the waiting calls stayed behind";
+          for (std::int64_t j = 0; j < kJobs; ++j) queue.call<void>(queue_ops::kPut, j);
+          queue.migrate(2);
+          queue.call<void>(queue_ops::kClose);
+        }
+        for (std::int64_t job; (job = queue.call<std::int64_t>(queue_ops::kGet)) >= 0;) {
+          mine.push_back(job);
+        }
+        std::lock_guard lock(mu);
+        taken.insert(mine.begin(), mine.end());
+      });
   EXPECT_EQ(status, 0);
   ASSERT_EQ(taken.size(), static_cast<std::size_t>(kJobs));
   for (std::int64_t j = 0; j < kJobs; ++j) EXPECT_EQ(taken.count(j), 1u) << "job " << j;
@@ -330,13 +340,13 @@ TEST(ObjectsMigration, WaitingCallsMoveWithTheCopy) {
 
 // Automatic placement: a copy placed on node 0 but used only by node 1 moves to node 1,
 // and the results are those of any other placement.
-TEST(ObjectsMigration, AnAutomaticCopyMovesToItsHeaviestUser) {
+TEST_P(ObjectsMigration, AnAutomaticCopyMovesToItsHeaviestUser) {
   const iso::object_type int_type = iso::test::make_int_type();
   constexpr std::int64_t kCalls = 200;
   std::mutex mu;
   std::vector<std::int64_t> seen(2, -1);
   std::vector<node_id> owner_seen(2, 99);
-  const int status = run_inproc(2, iso::test::object_job_options(), [&](iso::node& node) {
+  const int status = run_inproc(2, iso::test::object_job_options(GetParam()), [&](iso::node& node) {
     iso::object total(node, int_type, {.placement = object_placement::automatic, .owner = 0});
     EXPECT_EQ(total.placement(), object_placement::automatic);
     EXPECT_EQ(total.owner(), 0u);
@@ -361,9 +371,9 @@ TEST(ObjectsMigration, AnAutomaticCopyMovesToItsHeaviestUser) {
   EXPECT_EQ(owner_seen[1], 1u);
 }
 
-TEST(ObjectsMigration, OnlySingleCopiesMoveAndOnlyToNodesOfTheJob) {
+TEST_P(ObjectsMigration, OnlySingleCopiesMoveAndOnlyToNodesOfTheJob) {
   const iso::object_type int_type = iso::test::make_int_type();
-  const int status = run_inproc(2, iso::test::object_job_options(), [&](iso::node& node) {
+  const int status = run_inproc(2, iso::test::object_job_options(GetParam()), [&](iso::node& node) {
     iso::object r(node, int_type, {.placement = object_placement::replicated});
     iso::object s(node, int_type, {.placement = object_placement::single_copy, .owner = 0});
     try {
