@@ -241,6 +241,25 @@ const std::vector<setting>& settings() {
        [](const options& o) {
          return std::string(o.ordering == order_kind::isotach ? "isotach" : "sequencer");
        }},
+      {"ISO_OBJECT_ORDER", "object_order", "name", "sequencer or isotach",
+       "the total order of replicated objects' writes; isotach lets them join isochrons",
+       [](options& o, const std::string& text) {
+         if (text == "sequencer") {
+           o.object_order = order_kind::sequencer;
+         } else if (text == "isotach") {
+           o.object_order = order_kind::isotach;
+         } else {
+           return absl::InvalidArgumentError(
+               absl::StrFormat("ISO_OBJECT_ORDER is '%s'; expected sequencer or isotach", text));
+         }
+         return absl::OkStatus();
+       },
+       [](const options& o) {
+         return o.object_order == order_kind::sequencer || o.object_order == order_kind::isotach;
+       },
+       [](const options& o) {
+         return std::string(o.object_order == order_kind::isotach ? "isotach" : "sequencer");
+       }},
       {"ISO_MULTICAST_TREE", "multicast_tree", "name", "binary, chain or binomial",
        "the spanning trees NICs forward a sequenced group's messages along",
        [](options& o, const std::string& text) {

@@ -17,6 +17,11 @@ bool is_read(const gp::MethodDescriptor* m) {
   return m->options().GetExtension(iso::operation).kind() == iso::OPERATION_READ;
 }
 
+// Only unguarded writes may join an isochron: the proxy offers the form for them alone.
+bool joins_isochrons(const gp::MethodDescriptor* m) {
+  return !is_read(m) && m->options().GetExtension(iso::operation).guard().empty();
+}
+
 // The state parameter of a body: a read gets the state it must leave as it was.
 std::string state_parameter(const gp::MethodDescriptor* m, const std::string& state) {
   return is_read(m) ? absl::StrCat("const ", state, "& state") : absl::StrCat(state, "& state");
@@ -74,7 +79,9 @@ std::string object_api_declaration(const gp::ServiceDescriptor* s) {
   absl::StrAppend(&out, "// Typed calls on an object of type ", s->full_name(),
                   " (made with make_object_type): Op() blocks;\n"
                   "// OpAsync() starts the call and returns its pending result "
-                  "(iso::object::start).\n"
+                  "(iso::object::start);\n"
+                  "// for an unguarded write, OpAsync(isochron&, arg) adds it to an open "
+                  "isochron\n// (iso::object::start(isochron&, ...)).\n"
                   "// Errors are the runtime's (iso/object.hpp). As iso::object, used by one "
                   "thread at a time.\nclass ",
                   proxy, " {\n public:\n  explicit ", proxy,
@@ -86,6 +93,11 @@ std::string object_api_declaration(const gp::ServiceDescriptor* s) {
                     qualified_name(m->input_type()), "& arg);\n");
     absl::StrAppend(&out, "  [[nodiscard]] ::iso::pending<", qualified_name(m->output_type()), "> ",
                     m->name(), "Async(const ", qualified_name(m->input_type()), "& arg);\n");
+    if (joins_isochrons(m)) {
+      absl::StrAppend(&out, "  [[nodiscard]] ::iso::pending<", qualified_name(m->output_type()),
+                      "> ", m->name(), "Async(::iso::isochron& in, const ",
+                      qualified_name(m->input_type()), "& arg);\n");
+    }
   }
   absl::StrAppend(&out,
                   "\n private:\n  ::iso::object object_;\n"
@@ -152,6 +164,12 @@ std::string object_api_definition(const gp::ServiceDescriptor* s) {
                     qualified_name(m->input_type()), "& arg) {\n  return ::iso::generated::start<",
                     result, ">(object_, ", i, ", ", quoted(m->name()),
                     ", arg, list_, scratch_);\n}\n\n");
+    if (joins_isochrons(m)) {
+      absl::StrAppend(&out, "::iso::pending<", result, "> ", proxy, "::", m->name(),
+                      "Async(::iso::isochron& in, const ", qualified_name(m->input_type()),
+                      "& arg) {\n  return ::iso::generated::start<", result, ">(in, object_, ", i,
+                      ", ", quoted(m->name()), ", arg, list_, scratch_);\n}\n\n");
+    }
   }
   return out;
 }

@@ -26,6 +26,7 @@
 
 #include "absl/status/status.h"
 #include "iso/error.hpp"
+#include "iso/isochron.hpp"
 #include "iso/marshal.hpp"
 #include "iso/object.hpp"
 
@@ -112,6 +113,20 @@ pending<Result> start(object& target, operation_id op, std::string_view name,
                       std::vector<std::byte>& scratch) {
   marshal(argument, list);
   object_call started = target.start(op, contiguous(list, scratch));
+  return {std::move(started),
+          [what = std::string(target.type_name()) + "." + std::string(name) + " result"](
+              const std::vector<std::byte>& bytes) { return decode<Result>(bytes, what); }};
+}
+
+// start() inside an isochron (see iso::object::start(isochron&, ...)): the write joins the
+// open isochron `in`; refused as that says (a read, a guarded write, a single copy, the
+// sequencer order).
+template <class Result, class Argument>
+pending<Result> start(isochron& in, object& target, operation_id op, std::string_view name,
+                      const Argument& argument, gather_list& list,
+                      std::vector<std::byte>& scratch) {
+  marshal(argument, list);
+  object_call started = target.start(in, op, contiguous(list, scratch));
   return {std::move(started),
           [what = std::string(target.type_name()) + "." + std::string(name) + " result"](
               const std::vector<std::byte>& bytes) { return decode<Result>(bytes, what); }};

@@ -165,6 +165,7 @@ class isochron {
 
  private:
   friend class ordered_group;  // adds its messages to an open isochron
+  friend class object;         // adds object writes to an open isochron
   node& node_;
   bool open_ = true;
 };

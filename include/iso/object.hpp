@@ -29,9 +29,9 @@
 //
 // Placement (object_options::placement):
 //   replicated   every node keeps a replica. A read runs on the caller's replica. A write
-//                goes through the job-wide total order (the sequencer order of
-//                iso/ordered_group.hpp) to every replica, which applies the writes in that
-//                order; the caller resumes, with the result, once its own replica applied it.
+//                goes through the job-wide total order (the objects order, below) to every
+//                replica, which applies the writes in that order; the caller resumes, with
+//                the result, once its own replica applied it.
 //   single_copy  one node (object_options::owner) keeps the state; its operations run
 //                there, as a local call on the owner and by a request and reply from others.
 //                migrate() moves it, at a point of the job-wide order.
@@ -43,6 +43,17 @@
 //                and load stay where they are. Switching between replicated and a single
 //                copy by read/write ratio is not built yet.)
 // Placement never changes results.
+//
+// The objects order (options::object_order, ISO_OBJECT_ORDER; the same on every node, or the
+// first creation fails naming it) is one of the two orders of iso/ordered_group.hpp:
+//   sequencer    (the default) a counter on node 0's NIC numbers the writes, NICs forward
+//                them along trees; ordered among the objects only.
+//   isotach      each write is an isochronous message to every node, applied at its
+//                logical time: writes are ordered with every shared-variable operation
+//                too, and a write may join an isochron (start(isochron&, ...)), which makes
+//                atomic actions over several objects and shared variables possible.
+// Under either order every replica applies one object's writes in one order, and results
+// are the same.
 //
 // Guards and continuations. A call whose guards are all false leaves a continuation
 // (object, operation, arguments, whom to resume) on the object's FIFO queue, on every
@@ -69,7 +80,8 @@
 //                        not a node of the job; arguments larger than one message; a typed
 //                        call whose result type has another size than the result.
 //   failed_precondition  a write operation called through read(); an object whose node has
-//                        ended (the job is over); a call inside an open isochron or inside
+//                        ended (the job is over); a call inside an open isochron (except
+//                        start(isochron&, ...), whose own rules are given there) or inside
 //                        an operation's guard or body (operations do not nest).
 //   aborted              a guard or body threw: its message is carried; the state is as it
 //                        was before the call (on every replica), and the call is gone.
@@ -193,6 +205,8 @@ struct resumed_call {
   bool operator==(const resumed_call&) const = default;
 };
 
+class isochron;
+
 namespace detail {
 class node_state;
 struct object_link;
@@ -238,6 +252,7 @@ class object_call {
   std::shared_ptr<detail::object_link> link_;
   object_id id_ = 0;
   std::uint64_t call_ = 0;
+  bool in_isochron_ = false;  // started by object::start(isochron&, ...)
 };
 
 // A started call whose result is decoded as R when taken: object::start<R>() (result bytes
@@ -304,6 +319,42 @@ class object {
   template <typename Result, typename... Args>
   [[nodiscard]] pending<Result> start(operation_id op, const Args&... args) {
     return {start(op, std::span<const std::byte>(encode(args...))), typed_decoder<Result>(op)};
+  }
+
+  // A write inside an isochron: adds write operation `op` with argument bytes `args` to the
+  // open isochron `in` of this node, so that it takes effect at the isochron's logical time,
+  // atomically with every other operation in it (shared-variable operations, messages,
+  // other objects' writes): no node observes the isochron in part, whether it reads the
+  // variables (in isochrons) or the objects (read operations on its replica). Only
+  //   - a replicated object (not single_copy or automatic),
+  //   - under the isotach objects order (options::object_order, ISO_OBJECT_ORDER=isotach),
+  //   - a write operation,
+  //   - without guards (a guarded call may have to wait, and an isochron cannot),
+  //   - with this node's isochron, still open,
+  // may join; anything else is refused with failed_precondition naming the object, the
+  // operation and the rule it broke, and nothing is added. Arguments are decoded first
+  // (invalid_argument as for start()); an isochron that would grow too large is
+  // resource_exhausted (nothing added). Never blocks. Every replica applies the write in
+  // the global order of isochrons, so writes of one object from many nodes, inside and
+  // outside isochrons, are applied in one order everywhere. The handle resolves once the
+  // isochron is issued and this node's replica applied the write, with the operation's
+  // result; a body that throws fails that call everywhere (aborted) and leaves the object
+  // as it was, while the isochron's other operations still take effect. get() of such a
+  // call while this node has an isochron open is failed_precondition (end the isochron
+  // first: the write cannot be applied before it is issued); ready() is false until then.
+  //
+  //   iso::pending<std::int64_t> taken, given;        // options.object_order = isotach
+  //   {
+  //     iso::isochron in(node);
+  //     taken = from.start<std::int64_t>(in, kInc, std::int64_t{-1});
+  //     given = to.start<std::int64_t>(in, kInc, std::int64_t{1});
+  //     in.fetch_add(transfers, 1);                   // all three, or none, seen anywhere
+  //   }
+  //   taken.get();                                    // after the isochron's end
+  [[nodiscard]] object_call start(isochron& in, operation_id op, std::span<const std::byte> args);
+  template <typename Result, typename... Args>
+  [[nodiscard]] pending<Result> start(isochron& in, operation_id op, const Args&... args) {
+    return {start(in, op, std::span<const std::byte>(encode(args...))), typed_decoder<Result>(op)};
   }
 
   // Typed calls: trivially copyable arguments and result, copied as bytes.

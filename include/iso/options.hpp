@@ -82,6 +82,12 @@ struct options {
   std::size_t window_bytes = 16 * 1024 * 1024;
   // The order an iso::ordered_group uses when it names none.
   order_kind ordering = order_kind::sequencer;
+  // The total order of shared objects' writes (iso/object.hpp): the job-wide order through
+  // which every replicated object's writes, creations by one node and migrations go.
+  // sequencer (the default) or isotach; only under isotach may an object write join an
+  // isochron (object::start(isochron&, ...)). Every node of a job must use the same: the
+  // first object creation fails on every node otherwise, naming both orders.
+  order_kind object_order = order_kind::sequencer;
   // The spanning trees along which NICs forward a sequenced group's messages: "binary"
   // (the default), "chain" (deep: for one sender of large messages) or "binomial".
   std::string multicast_tree = "binary";

@@ -3,6 +3,7 @@
 #include "iso/object.hpp"
 
 #include "absl/strings/str_format.h"
+#include "iso/isochron.hpp"
 #include "runtime/node_state.hpp"
 #include "runtime/objects/object_link.hpp"
 #include "runtime/objects/object_table.hpp"
@@ -18,9 +19,11 @@ void throw_argument_size(std::size_t got, std::size_t want) {
 
 runtime::object_table& node_state::objects() {
   if (!objects_) {
-    objects_ =
-        std::make_unique<runtime::object_table>(loop_, *sequenced_, id(), count(), next_group_id(),
-                                                runtime::plain_messages::max_message_size(*nic_));
+    objects_ = std::make_unique<runtime::object_table>(
+        loop_,
+        runtime::make_object_order(options_.object_order, *sequenced_, *isotach_ordered_,
+                                   next_group_id(), count()),
+        id(), count(), runtime::plain_messages::max_message_size(*nic_));
     objects_link_ = std::make_shared<object_link>(object_link{.owner = this});
   }
   return *objects_;
@@ -86,7 +89,10 @@ object::object(node& n, const object_type& type, const object_options& opts) {
   runtime::object_table& table = state.objects();
   id_ = detail::value_or_throw(table.create(type.shared(), opts));
   link_ = state.objects_link();
-  detail::throw_if_error(state.rendezvous(table.creation_digest(id_), "object creation"));
+  // The objects order is in the digest: name it, so that nodes that disagree on it see why.
+  detail::throw_if_error(state.rendezvous(
+      table.creation_digest(id_),
+      absl::StrFormat("object creation (objects order %s)", runtime::order_name(table.order()))));
 }
 
 object object::create(node& n, const object_type& type, const object_options& opts) {
@@ -134,6 +140,23 @@ object_call object::start(operation_id op, std::span<const std::byte> args) {
   return {link_, id_, detail::value_or_throw(state.objects().start(id_, op, args, false))};
 }
 
+object_call object::start(isochron& in, operation_id op, std::span<const std::byte> args) {
+  detail::node_state& state = detail::state_of(link_, id_, "start(isochron&)");
+  detail::throw_if_error(state.health());
+  absl::Status problem;
+  if (&detail::node_state::of(in.node_) != &state) {
+    problem = absl::FailedPreconditionError(absl::StrFormat(
+        "the isochron is node %u's, and the object handle node %u's", in.node_.id(), state.id()));
+  } else if (!in.open_) {
+    problem = absl::FailedPreconditionError("the isochron is already issued");
+  }
+  const std::uint64_t call =
+      detail::value_or_throw(state.objects().start_in_isochron(id_, op, args, problem));
+  object_call c{link_, id_, call};
+  c.in_isochron_ = true;
+  return c;
+}
+
 object_call object::start_read(operation_id op, std::span<const std::byte> args) {
   detail::node_state& state = detail::state_of(link_, id_, "start_read()");
   detail::throw_if_error(state.usable_outside_isochron("object call"));
@@ -141,7 +164,10 @@ object_call object::start_read(operation_id op, std::span<const std::byte> args)
 }
 
 object_call::object_call(object_call&& other) noexcept
-    : link_(std::move(other.link_)), id_(other.id_), call_(std::exchange(other.call_, 0)) {}
+    : link_(std::move(other.link_)),
+      id_(other.id_),
+      call_(std::exchange(other.call_, 0)),
+      in_isochron_(other.in_isochron_) {}
 
 object_call& object_call::operator=(object_call&& other) noexcept {
   if (this != &other) {
@@ -149,6 +175,7 @@ object_call& object_call::operator=(object_call&& other) noexcept {
     link_ = std::move(other.link_);
     id_ = other.id_;
     call_ = std::exchange(other.call_, 0);
+    in_isochron_ = other.in_isochron_;
   }
   return *this;
 }
@@ -177,6 +204,11 @@ std::vector<std::byte> object_call::get() {
         "get() on object %u: the handle holds no call (get() takes a result once)", id_)));
   }
   detail::node_state& state = detail::state_of(link_, id_, "get()");
+  // Its isochron may be the one still open here: waiting would never end.
+  if (in_isochron_) {
+    detail::throw_if_error(
+        state.usable_outside_isochron("get() of an object call that joined an isochron"));
+  }
   const std::uint64_t call = std::exchange(call_, 0);
   return detail::value_or_throw(state.objects().finish(call));
 }

@@ -52,17 +52,9 @@ std::string what_of(const std::exception_ptr& e) {
 
 }  // namespace
 
-object_table::object_table(event_loop& loop, sequencer_groups& ordered, comm::node_id self,
-                           std::uint32_t nodes, std::uint32_t group, std::size_t max_direct)
-    : loop_(loop),
-      ordered_(ordered),
-      self_(self),
-      nodes_(nodes),
-      group_(group),
-      max_direct_(max_direct) {
-  std::vector<comm::node_id> everyone(nodes);
-  for (comm::node_id n = 0; n < nodes; ++n) everyone[n] = n;
-  ordered_.open(group_, everyone);
+object_table::object_table(event_loop& loop, std::unique_ptr<object_order> order,
+                           comm::node_id self, std::uint32_t nodes, std::size_t max_direct)
+    : loop_(loop), order_(std::move(order)), self_(self), nodes_(nodes), max_direct_(max_direct) {
   loop_.add_direct_unit(*this, static_cast<std::uint8_t>(direct_tag::objects));
 }
 
@@ -126,7 +118,8 @@ namespace {
 // The body of an ordered creation: placement, owner, the type's name, the initial bytes.
 struct create_header {
   std::uint8_t placement = 0;
-  std::uint8_t reserved[3] = {};
+  std::uint8_t order = 0;  // the creator's objects order (order_kind)
+  std::uint8_t reserved[2] = {};
   std::uint32_t owner = 0;
   std::uint32_t name_length = 0;
 };
@@ -148,6 +141,7 @@ absl::StatusOr<object_id> object_table::create_ordered(
   if (absl::Status s = make_entry(next_ordered_id_, type, opts).status(); !s.ok()) return s;
   if (absl::Status s = make_entry(next_ordered_id_, type, here).status(); !s.ok()) return s;
   const create_header c{.placement = static_cast<std::uint8_t>(opts.placement),
+                        .order = static_cast<std::uint8_t>(order_->kind()),
                         .owner = opts.owner,
                         .name_length = static_cast<std::uint32_t>(type->name.size())};
   std::vector<std::byte> body = wire::frame(c, std::as_bytes(std::span(type->name)));
@@ -182,6 +176,14 @@ void object_table::apply_create(const ordered_delivery& d, std::uint64_t call) {
     loop_.fail(absl::FailedPreconditionError(absl::StrFormat(
         "object %u of type %s, created by node %u: the type is not registered on node %u", id, name,
         d.sender, self_)));
+    return;
+  }
+  if (c->order != static_cast<std::uint8_t>(order_->kind())) {
+    loop_.fail(absl::FailedPreconditionError(absl::StrFormat(
+        "object %u of type %s, created by node %u under the %s objects order: node %u uses the "
+        "%s order (options.object_order must be the same on every node)",
+        id, name, d.sender, order_name(static_cast<order_kind>(c->order)), self_,
+        order_name(order_->kind()))));
     return;
   }
   const std::span<const std::byte> initial = body.subspan(sizeof(create_header) + c->name_length);
@@ -230,7 +232,7 @@ std::uint64_t object_table::creation_digest(object_id id) const {
   const entry& e = *objects_.at(id);
   collective_digest d(collective_digest::kind::object);
   d.add(id).add(static_cast<std::uint64_t>(e.where)).add(e.owner).add(e.type->ops.size());
-  d.add(e.automatic ? 1 : 0);
+  d.add(e.automatic ? 1 : 0).add(static_cast<std::uint64_t>(order_->kind()));
   for (const char c : e.type->name) d.add(static_cast<std::uint64_t>(c));
   for (const operation& op : e.type->ops) {
     d.add(static_cast<std::uint64_t>(op.kind)).add(op.alternatives.size());
@@ -409,6 +411,9 @@ absl::StatusOr<std::uint64_t> object_table::start(object_id id, operation_id op_
       return s;
     }
   } else if (e.where == object_placement::replicated) {
+    // Writes already filed here (under the isotach order, at a logical time this node has
+    // passed, perhaps beside shared variables it has read) are applied before the read.
+    apply_delivered();
     execute(e, op, std::move(decoded), self_, call, /*logged=*/false, args);
   } else {
     // A copy on its way here: wait for it (or for it to move on).
@@ -481,11 +486,11 @@ void object_table::note_untaken_offer(object_id id) {
   if (auto e = objects_.find(id); e != objects_.end()) e->second->offer_untaken = true;
 }
 
-absl::Status object_table::send_ordered(operation_id op, object_id id, std::uint64_t call,
-                                        std::span<const std::byte> body) {
+absl::StatusOr<std::vector<std::byte>> object_table::ordered_batch(
+    operation_id op, object_id id, std::uint64_t call, std::span<const std::byte> body) const {
   const wire::write_header h{.object = id, .op = op, .call = call};
   std::vector<std::byte> message = wire::frame(h, body);
-  const std::size_t limit = ordered_.max_batch(nodes_) - kFrameBytes;
+  const std::size_t limit = order_->max_batch() - kFrameBytes;
   if (message.size() > limit) {
     return absl::OutOfRangeError(absl::StrFormat(
         "%u bytes exceed the largest ordered write of %u bytes", body.size(), limit - sizeof(h)));
@@ -493,7 +498,14 @@ absl::Status object_table::send_ordered(operation_id op, object_id id, std::uint
   std::vector<std::byte> batch;
   batch.reserve(kFrameBytes + message.size());
   append_framed(batch, message);
-  return ordered_.send(group_, batch);
+  return batch;
+}
+
+absl::Status object_table::send_ordered(operation_id op, object_id id, std::uint64_t call,
+                                        std::span<const std::byte> body) {
+  absl::StatusOr<std::vector<std::byte>> batch = ordered_batch(op, id, call, body);
+  if (!batch.ok()) return batch.status();
+  return order_->send(*batch);
 }
 
 absl::StatusOr<std::vector<std::byte>> object_table::wait(std::uint64_t call, bool* offered) {
@@ -672,15 +684,21 @@ absl::Status object_table::flush_outbox(bool& did_work) {
   return absl::OkStatus();
 }
 
-absl::Status object_table::end_round(std::uint64_t closed, bool& did_work) {
-  (void)closed;
-  std::deque<ordered_delivery>& inbox = ordered_.inbox(group_);
+bool object_table::apply_delivered() {
+  std::deque<ordered_delivery>& inbox = order_->inbox();
+  bool any = false;
   while (!inbox.empty()) {
     const ordered_delivery d = std::move(inbox.front());
     inbox.pop_front();
     apply_ordered(d);
-    did_work = true;
+    any = true;
   }
+  return any;
+}
+
+absl::Status object_table::end_round(std::uint64_t closed, bool& did_work) {
+  (void)closed;
+  if (apply_delivered()) did_work = true;
   while (!transfers_.empty()) {
     std::vector<std::byte> packet = std::move(transfers_.front());
     transfers_.pop_front();

@@ -31,7 +31,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "iso/object.hpp"
-#include "runtime/ordered/sequencer_groups.hpp"
+#include "runtime/objects/object_order.hpp"
 #include "runtime/progress/event_loop.hpp"
 
 namespace iso::runtime {
@@ -46,11 +46,12 @@ struct object_state_deleter {
 
 class object_table final : public delivery_unit {
  public:
-  // Registers with `loop`; writes of replicated objects go through `group` of `ordered`,
-  // which this opens with every node of the job as members (before any node sends in it:
-  // the table is built during the first collective creation, before its rendezvous).
-  object_table(event_loop& loop, sequencer_groups& ordered, comm::node_id self, std::uint32_t nodes,
-               std::uint32_t group, std::size_t max_direct);
+  // Registers with `loop`; writes of replicated objects, creations by one node and
+  // migrations go through `order` (opened with every node of the job as members before any
+  // node sends in it: the table is built during the first collective creation, before its
+  // rendezvous, and every node's order must be of one kind: creation_digest() holds it).
+  object_table(event_loop& loop, std::unique_ptr<object_order> order, comm::node_id self,
+               std::uint32_t nodes, std::size_t max_direct);
   object_table(const object_table&) = delete;
   object_table& operator=(const object_table&) = delete;
   ~object_table() override;
@@ -91,6 +92,15 @@ class object_table final : public delivery_unit {
   [[nodiscard]] absl::StatusOr<std::uint64_t> start(object_id id, operation_id op,
                                                     std::span<const std::byte> args,
                                                     bool read_path);
+  // A write of a replicated object into this node's open isochron (see
+  // iso::object::start(isochron&, ...)): checked here (FailedPrecondition naming the object
+  // and operation for a single copy, the sequencer order, a read, a guarded operation, or
+  // `isochron_problem` when that is not OK: the isochron is not this node's open one), its
+  // arguments decoded, then added to the isochron; the number of a call that completes
+  // when this node's replica applies it, after the isochron is issued.
+  [[nodiscard]] absl::StatusOr<std::uint64_t> start_in_isochron(
+      object_id id, operation_id op, std::span<const std::byte> args,
+      const absl::Status& isochron_problem);
   [[nodiscard]] absl::StatusOr<bool> poll(std::uint64_t call);
   [[nodiscard]] absl::StatusOr<std::vector<std::byte>> finish(std::uint64_t call);
   void abandon(std::uint64_t call);
@@ -102,6 +112,7 @@ class object_table final : public delivery_unit {
   [[nodiscard]] absl::StatusOr<object_placement> placement_of(object_id id) const;
   [[nodiscard]] absl::StatusOr<comm::node_id> owner_of(object_id id) const;
   [[nodiscard]] absl::StatusOr<const std::string*> type_name(object_id id) const;
+  [[nodiscard]] order_kind order() const { return order_->kind(); }
 
   void on_delivery(const nicfw::delivery& d) override;
   [[nodiscard]] absl::Status end_round(std::uint64_t closed, bool& did_work) override;
@@ -202,6 +213,12 @@ class object_table final : public delivery_unit {
   void resume(entry& e, comm::node_id caller, std::uint64_t call, outcome out);
   void complete(std::uint64_t call, outcome out);
   void apply_ordered(const ordered_delivery& d);
+  // Applies what the objects order delivered and this table has not applied; whether any.
+  bool apply_delivered();
+  // A write's message in the objects order, framed as a batch of one; OutOfRange when too
+  // large.
+  [[nodiscard]] absl::StatusOr<std::vector<std::byte>> ordered_batch(
+      operation_id op, object_id id, std::uint64_t call, std::span<const std::byte> body) const;
   void serve(request r);
   void on_reply(std::span<const std::byte> bytes);
   void send_reply(comm::node_id to, std::uint64_t call, const outcome& out, bool offer = false);
@@ -222,10 +239,9 @@ class object_table final : public delivery_unit {
   void note_untaken_offer(object_id id);
 
   event_loop& loop_;
-  sequencer_groups& ordered_;
+  std::unique_ptr<object_order> order_;
   comm::node_id self_;
   std::uint32_t nodes_;
-  std::uint32_t group_;
   std::size_t max_direct_;
   std::map<object_id, std::unique_ptr<entry>> objects_;
   object_id next_id_ = 0;                    // collective creations

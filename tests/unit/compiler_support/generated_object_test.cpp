@@ -99,12 +99,12 @@ struct run_result {
 // single copy to itself.
 constexpr int kJobs = 20;
 
-run_result run_queue(int nodes, object_placement placement, bool migrate) {
+run_result run_queue(int nodes, object_placement placement, iso::order_kind order, bool migrate) {
   const iso::object_type type = q::make_object_type(std::make_shared<queue_impl>());
   const int producers = nodes == 1 ? 1 : nodes - 1;
   run_result out;
   std::mutex mu;
-  const int status = run_inproc(nodes, iso::test::object_job_options(), [&](iso::node& node) {
+  const int status = run_inproc(nodes, iso::test::object_job_options(order), [&](iso::node& node) {
     q::JobQueueProxy jobs(iso::object(
         node, type, {.placement = placement, .owner = static_cast<node_id>(nodes - 1)}));
     EXPECT_EQ(jobs.object().type_name(), "iso.test.queue.JobQueue");
@@ -146,15 +146,14 @@ run_result run_queue(int nodes, object_placement placement, bool migrate) {
   return out;
 }
 
-class GeneratedObjects : public testing::TestWithParam<object_placement> {};
+// Every case runs for a replicated object and a single copy, under both objects orders.
+class GeneratedObjects : public iso::test::placement_order_test {};
 
-INSTANTIATE_TEST_SUITE_P(Placements, GeneratedObjects,
-                         testing::Values(object_placement::replicated,
-                                         object_placement::single_copy),
-                         [](const testing::TestParamInfo<object_placement>& p) {
-                           return p.param == object_placement::replicated ? "replicated"
-                                                                          : "single_copy";
-                         });
+INSTANTIATE_TEST_SUITE_P(PlacementsAndOrders, GeneratedObjects,
+                         testing::Combine(testing::Values(object_placement::replicated,
+                                                          object_placement::single_copy),
+                                          iso::test::both_object_orders()),
+                         iso::test::placement_order_name);
 
 TEST_P(GeneratedObjects, TwoNodesGiveTheResultsAndStateOfOneNode) {
   // With two nodes node 1 is the only producer and node 0 the consumer; the reference
@@ -162,7 +161,7 @@ TEST_P(GeneratedObjects, TwoNodesGiveTheResultsAndStateOfOneNode) {
   const iso::object_type type = q::make_object_type(std::make_shared<queue_impl>());
   std::vector<std::byte> reference_state;
   std::vector<std::pair<std::int64_t, std::string>> reference_taken;
-  ASSERT_EQ(run_inproc(1, iso::test::object_job_options(),
+  ASSERT_EQ(run_inproc(1, opts(),
                        [&](iso::node& node) {
                          q::JobQueueProxy jobs(iso::object(node, type, {}));
                          for (int i = 0; i < kJobs; ++i) jobs.Put(job_of(1, i));
@@ -177,14 +176,14 @@ TEST_P(GeneratedObjects, TwoNodesGiveTheResultsAndStateOfOneNode) {
             0);
   std::sort(reference_taken.begin(), reference_taken.end());
 
-  const run_result two = run_queue(2, GetParam(), false);
+  const run_result two = run_queue(2, placement(), order(), false);
   EXPECT_EQ(two.taken, reference_taken);
   EXPECT_EQ(two.final_state, reference_state);
   EXPECT_TRUE(two.done_after_close);
 }
 
 TEST_P(GeneratedObjects, ThreeNodesTakeEveryJobOnceAndAwaitedCallsResume) {
-  const run_result three = run_queue(3, GetParam(), false);
+  const run_result three = run_queue(3, placement(), order(), false);
   std::vector<std::pair<std::int64_t, std::string>> expected;
   for (node_id from = 1; from <= 2; ++from) {
     for (int i = 0; i < kJobs; ++i) {
@@ -209,8 +208,10 @@ TEST_P(GeneratedObjects, ThreeNodesTakeEveryJobOnceAndAwaitedCallsResume) {
 }
 
 TEST(GeneratedObjectsMigration, ASingleCopyMovesWithItsStateAndGivesTheSameResults) {
-  const run_result moved = run_queue(3, object_placement::single_copy, true);
-  const run_result stayed = run_queue(3, object_placement::single_copy, false);
+  const run_result moved =
+      run_queue(3, object_placement::single_copy, iso::order_kind::sequencer, true);
+  const run_result stayed =
+      run_queue(3, object_placement::single_copy, iso::order_kind::sequencer, false);
   EXPECT_EQ(moved.taken, stayed.taken);
   EXPECT_EQ(moved.final_state, stayed.final_state);
 }
@@ -235,9 +236,9 @@ TEST_P(GeneratedObjects, AsyncProxyCallsMayBeOutstandingTogether) {
   std::mutex mu;
   std::vector<std::pair<std::int64_t, std::string>> taken;
   std::vector<std::int64_t> awaited(kNodes, -1);
-  const int status = run_inproc(kNodes, iso::test::object_job_options(), [&](iso::node& node) {
+  const int status = run_inproc(kNodes, opts(), [&](iso::node& node) {
     q::JobQueueProxy jobs(
-        iso::object(node, type, {.placement = GetParam(), .owner = kNodes - 1, .initial = {}}));
+        iso::object(node, type, {.placement = placement(), .owner = kNodes - 1, .initial = {}}));
     iso::pending<q::Count> all_added = jobs.AwaitAddedAsync({.n = kNodes * kJobs});
     std::vector<iso::pending<q::Count>> puts;
     puts.reserve(kJobs);
@@ -279,8 +280,8 @@ TEST_P(GeneratedObjects, AsyncProxyCallsMayBeOutstandingTogether) {
 
 TEST_P(GeneratedObjects, AGuardOrBodyExceptionIsAbortedNamingObjectAndOperation) {
   const iso::object_type type = q::make_object_type(std::make_shared<queue_impl>());
-  const int status = run_inproc(2, iso::test::object_job_options(), [&](iso::node& node) {
-    q::JobQueueProxy jobs(iso::object(node, type, {.placement = GetParam(), .owner = 1}));
+  const int status = run_inproc(2, opts(), [&](iso::node& node) {
+    q::JobQueueProxy jobs(iso::object(node, type, {.placement = placement(), .owner = 1}));
     expect_aborted(
         "object 0 (iso.test.queue.JobQueue), operation 5 (Check): a guard threw: "
         "negative n refused",
@@ -294,6 +295,40 @@ TEST_P(GeneratedObjects, AGuardOrBodyExceptionIsAbortedNamingObjectAndOperation)
     // The failed body's change was undone on every replica.
     EXPECT_EQ(jobs.AwaitAdded({.n = 0}).n, 0);
   });
+  EXPECT_EQ(status, 0);
+}
+
+// The proxy's isochron form (unguarded writes only): two queues' Puts and a shared counter
+// in one isochron take one place in the order: the queues' lengths after them are the same,
+// and one more than the counter before it, for every isochron of every node.
+TEST(GeneratedObjectsInIsochrons, PutsOfTwoQueuesAndACounterTakeEffectTogether) {
+  constexpr int kNodes = 3;
+  constexpr int kEach = 15;
+  const iso::object_type type = q::make_object_type(std::make_shared<queue_impl>());
+  const int status = run_inproc(
+      kNodes, iso::test::object_job_options(iso::order_kind::isotach), [&](iso::node& node) {
+        q::JobQueueProxy first(iso::object(node, type, {}));
+        q::JobQueueProxy second(iso::object(node, type, {}));
+        const iso::shared_var<std::int64_t> count = node.allocate<std::int64_t>(1)[0];
+        node.barrier();
+        for (int i = 0; i < kEach; ++i) {
+          iso::pending<q::Count> a;
+          iso::pending<q::Count> b;
+          iso::value<std::int64_t> before;
+          {
+            iso::isochron in(node);
+            a = first.PutAsync(in, job_of(node.id(), i));
+            b = second.PutAsync(in, job_of(node.id(), i));
+            before = in.fetch_add(count, 1);
+          }
+          const std::int64_t c = before.get();
+          EXPECT_EQ(a.get().n, c + 1) << "node " << node.id() << ", isochron " << i;
+          EXPECT_EQ(b.get().n, c + 1) << "node " << node.id() << ", isochron " << i;
+        }
+        node.barrier();
+        EXPECT_EQ(first.Size({}).n, kNodes * kEach);
+        EXPECT_EQ(first.object().state_bytes(), second.object().state_bytes());
+      });
   EXPECT_EQ(status, 0);
 }
 

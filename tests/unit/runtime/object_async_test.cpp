@@ -27,19 +27,17 @@ using iso::test::expect_error;
 using iso::test::run_inproc;
 namespace int_ops = iso::test::int_ops;
 
-class AsyncCalls : public testing::TestWithParam<object_placement> {
+// Every case runs under every placement and both objects orders.
+class AsyncCalls : public iso::test::placement_order_test {
  protected:
   // Single copies live on the last node, so that the others call them remotely.
   [[nodiscard]] iso::object_options placed(node_id nodes) const {
-    return {.placement = GetParam(), .owner = nodes - 1, .initial = {}};
+    return {.placement = placement(), .owner = nodes - 1, .initial = {}};
   }
 };
 
-INSTANTIATE_TEST_SUITE_P(Placements, AsyncCalls,
-                         testing::Values(object_placement::replicated,
-                                         object_placement::single_copy,
-                                         object_placement::automatic),
-                         iso::test::placement_name);
+INSTANTIATE_TEST_SUITE_P(PlacementsAndOrders, AsyncCalls, iso::test::every_placement_and_order(),
+                         iso::test::placement_order_name);
 
 // Every node starts many increments before taking any result. inc() returns the value after
 // it, so the results of all nodes together are 1..total, each once; writes of a replicated
@@ -51,7 +49,7 @@ TEST_P(AsyncCalls, ManyOutstandingIncrementsFromEveryNode) {
   std::mutex mu;
   std::vector<std::vector<std::int64_t>> results(kNodes);
   std::vector<std::int64_t> totals(kNodes, -1);
-  const int status = run_inproc(kNodes, iso::test::object_job_options(), [&](iso::node& node) {
+  const int status = run_inproc(kNodes, opts(), [&](iso::node& node) {
     iso::object total(node, int_type, placed(node.count()));
     std::vector<iso::pending<std::int64_t>> calls;
     calls.reserve(kEach);
@@ -71,7 +69,7 @@ TEST_P(AsyncCalls, ManyOutstandingIncrementsFromEveryNode) {
   for (int n = 0; n < kNodes; ++n) {
     EXPECT_EQ(totals[n], kNodes * kEach) << "node " << n;
     ASSERT_EQ(results[n].size(), static_cast<std::size_t>(kEach)) << "node " << n;
-    if (GetParam() == object_placement::replicated) {
+    if (placement() == object_placement::replicated) {
       EXPECT_TRUE(std::is_sorted(results[n].begin(), results[n].end()))
           << "node " << n << "'s writes were applied out of the order started";
     }
@@ -125,7 +123,7 @@ TEST_P(AsyncCalls, DroppedHandlesStillRunAndBreakNothing) {
   const iso::object_type int_type = iso::test::make_int_type();
   std::mutex mu;
   std::vector<std::int64_t> seen(kNodes, -1);
-  const int status = run_inproc(kNodes, iso::test::object_job_options(), [&](iso::node& node) {
+  const int status = run_inproc(kNodes, opts(), [&](iso::node& node) {
     iso::object total(node, int_type, placed(node.count()));
     for (int i = 0; i < kEach; ++i) {
       (void)total.start<std::int64_t>(int_ops::kInc, std::int64_t{1});
@@ -173,7 +171,7 @@ TEST(AsyncCallsAutomatic, AnOfferOnADroppedCallIsTakenByTheNextCall) {
 // before dispatch are thrown by start(); an empty handle refuses get() and ready().
 TEST_P(AsyncCalls, ErrorsComeThroughGet) {
   const iso::object_type int_type = iso::test::make_int_type();
-  const int status = run_inproc(2, iso::test::object_job_options(), [&](iso::node& node) {
+  const int status = run_inproc(2, opts(), [&](iso::node& node) {
     iso::object x(node, int_type, placed(node.count()));
     iso::pending<std::int64_t> guard_throws =
         x.start<std::int64_t>(int_ops::kFaulty, std::int64_t{1});

@@ -23,18 +23,20 @@ using iso::test::expect_error;
 using iso::test::run_inproc;
 namespace int_ops = iso::test::int_ops;
 
-class ObjectMisuse : public testing::TestWithParam<object_placement> {};
+// Every case runs for a replicated object and a single copy, under both objects orders.
+class ObjectMisuse : public iso::test::placement_order_test {};
 
-INSTANTIATE_TEST_SUITE_P(Placements, ObjectMisuse,
-                         testing::Values(object_placement::replicated,
-                                         object_placement::single_copy),
-                         iso::test::placement_name);
+INSTANTIATE_TEST_SUITE_P(PlacementsAndOrders, ObjectMisuse,
+                         testing::Combine(testing::Values(object_placement::replicated,
+                                                          object_placement::single_copy),
+                                          iso::test::both_object_orders()),
+                         iso::test::placement_order_name);
 
 TEST_P(ObjectMisuse, EveryMisuseIsRefusedNamingObjectAndOperation) {
   const iso::object_type int_type = iso::test::make_int_type();
-  const int status = run_inproc(2, iso::test::object_job_options(), [&](iso::node& node) {
+  const int status = run_inproc(2, opts(), [&](iso::node& node) {
     // Single copies on node 1: node 0's calls are requests, node 1's local calls.
-    iso::object x(node, int_type, {.placement = GetParam(), .owner = 1});
+    iso::object x(node, int_type, {.placement = placement(), .owner = 1});
     x.call<std::int64_t>(int_ops::kInc, std::int64_t{5});
     x.read<std::int64_t>(int_ops::kAwait, std::int64_t{10});  // both incs applied here
     node.barrier();
@@ -67,7 +69,7 @@ TEST_P(ObjectMisuse, EveryMisuseIsRefusedNamingObjectAndOperation) {
     // Nothing was applied, half or whole: one more write from each node lands on 10.
     x.call<std::int64_t>(int_ops::kInc, std::int64_t{1});
     EXPECT_EQ(x.read<std::int64_t>(int_ops::kAwait, std::int64_t{12}), 12);
-    if (GetParam() == object_placement::replicated || node.id() == 1) {
+    if (placement() == object_placement::replicated || node.id() == 1) {
       EXPECT_EQ(x.writes_applied(), 4u) << "node " << node.id();
     } else {
       expect_error(error_code::failed_precondition, "node 0 keeps no copy",
@@ -79,8 +81,8 @@ TEST_P(ObjectMisuse, EveryMisuseIsRefusedNamingObjectAndOperation) {
 
 TEST_P(ObjectMisuse, AnOwnerOutsideTheJobIsRefusedOnEveryNode) {
   const iso::object_type int_type = iso::test::make_int_type();
-  if (GetParam() == object_placement::replicated) GTEST_SKIP() << "only single copies have owners";
-  const int status = run_inproc(2, iso::test::object_job_options(), [&](iso::node& node) {
+  if (placement() == object_placement::replicated) GTEST_SKIP() << "only single copies have owners";
+  const int status = run_inproc(2, opts(), [&](iso::node& node) {
     expect_error(error_code::invalid_argument,
                  "object 0 (Int): owner 7 is not a node of the job (nodes 0..1)", [&] {
                    iso::object x(node, int_type,
@@ -96,8 +98,8 @@ TEST_P(ObjectMisuse, AnOwnerOutsideTheJobIsRefusedOnEveryNode) {
 TEST_P(ObjectMisuse, AnObjectUsedAfterItsNodeEndedIsRefused) {
   const iso::object_type int_type = iso::test::make_int_type();
   std::optional<iso::object> kept;
-  const int status = run_inproc(1, iso::test::object_job_options(), [&](iso::node& node) {
-    kept.emplace(node, int_type, iso::object_options{.placement = GetParam(), .owner = 0});
+  const int status = run_inproc(1, opts(), [&](iso::node& node) {
+    kept.emplace(node, int_type, iso::object_options{.placement = placement(), .owner = 0});
     kept->call<std::int64_t>(int_ops::kInc, std::int64_t{1});
   });
   ASSERT_EQ(status, 0);
