@@ -39,9 +39,19 @@
 //                its heaviest user: the owner counts the calls it runs by calling node, and
 //                after each 64 of them, when one node made more than twice as many as the
 //                owner itself, the reply to that node's next call offers it the copy, and it
-//                migrates the copy to itself before that call returns. (Types without save
-//                and load stay where they are. Switching between replicated and a single
-//                copy by read/write ratio is not built yet.)
+//                migrates the copy to itself before that call returns. It also switches
+//                between a single copy and replicas by the mix of reads and writes: over a
+//                window of 64 calls, a single copy whose reads are at least 4 times its
+//                writes becomes replicated (every node gets a replica of the owner's state
+//                at one point of the job-wide order; waiting calls keep their place), and a
+//                replicated object whose writes are at least as many as its reads (every
+//                replica counts the order's writes, and each node reports its reads through
+//                the order every 16 of them) becomes a single copy on its heaviest writer,
+//                at one point of the order. The band between the two thresholds keeps a
+//                mix near one of them from switching back and forth. Calls in flight during
+//                a switch are sent again where the object now is, and run once.
+//                current_placement() says where it is now. (Types without save and load
+//                stay where they are.)
 // Placement never changes results.
 //
 // Guards and continuations. A call whose guards are all false leaves a continuation
@@ -279,6 +289,9 @@ class object {
   [[nodiscard]] object_id id() const { return id_; }
   [[nodiscard]] const std::string& type_name() const;
   [[nodiscard]] object_placement placement() const;
+  // Where the object is now, as this node has applied the job-wide order: replicated or
+  // single_copy (an automatic object switches between them; see the file comment).
+  [[nodiscard]] object_placement current_placement() const;
 
   // Runs operation `op` with argument bytes `args` (a read or a write, as the operation is
   // declared) and returns its result's bytes. Blocks until the result is there (a guard may

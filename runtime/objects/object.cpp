@@ -208,6 +208,11 @@ std::size_t object::waiting_calls() const {
   return detail::value_or_throw(state.objects().waiting_calls(id_));
 }
 
+object_placement object::current_placement() const {
+  detail::node_state& state = detail::state_of(link_, id_, "current_placement()");
+  return detail::value_or_throw(state.objects().current_placement_of(id_));
+}
+
 node_id object::owner() const {
   detail::node_state& state = detail::state_of(link_, id_, "owner()");
   return detail::value_or_throw(state.objects().owner_of(id_));

@@ -298,7 +298,9 @@ void object_table::execute(entry& e, const operation& op, decoded_arguments args
                    .call = call,
                    .logged = logged,
                    .raw = {}};
-    if (e.where == object_placement::single_copy) w.raw.assign(raw.begin(), raw.end());
+    if (e.where == object_placement::single_copy || e.automatic) {
+      w.raw.assign(raw.begin(), raw.end());  // the call may have to move with a copy
+    }
     e.queue.push_back(std::move(w));
     return;
   }
@@ -337,7 +339,7 @@ void object_table::resume(entry& e, comm::node_id caller, std::uint64_t call, ou
   if (caller == self_) {
     complete(call, std::move(out));
   } else if (e.where == object_placement::single_copy) {
-    send_reply(caller, call, out, offer_for(e, caller));
+    send_reply(caller, call, out, offer_for_call(e, caller));
   }
   // A replicated write resumes its caller at the caller's own replica.
 }
@@ -369,6 +371,11 @@ absl::StatusOr<std::uint64_t> object_table::start(object_id id, operation_id op_
         "object %u: operation %u called inside an operation's guard or body, or a message "
         "handler; operations cannot nest",
         id, op_id));
+  }
+  while (!redo_dropped_.empty()) {
+    const std::uint64_t dropped = redo_dropped_.back();
+    redo_dropped_.pop_back();
+    if (absl::Status s = redo(dropped); !s.ok()) return s;
   }
   absl::StatusOr<entry*> found = find(id, "object call");
   if (!found.ok()) return found.status();
@@ -409,7 +416,17 @@ absl::StatusOr<std::uint64_t> object_table::start(object_id id, operation_id op_
       return s;
     }
   } else if (e.where == object_placement::replicated) {
+    if (e.automatic) {
+      // Replicated by automatic placement: the replica may still be on its way here.
+      if (absl::Status s = wait_for_replica(e); !s.ok()) {
+        pending_.erase(call);
+        return s;
+      }
+    }
     execute(e, op, std::move(decoded), self_, call, /*logged=*/false, args);
+    if (e.automatic) {
+      if (absl::Status s = report_reads(e); !s.ok()) return s;
+    }
   } else {
     // A copy on its way here: wait for it (or for it to move on).
     if (e.owner == self_ && !e.state) {
@@ -419,7 +436,7 @@ absl::StatusOr<std::uint64_t> object_table::start(object_id id, operation_id op_
       }
     }
     if (e.owner == self_) {
-      note_use(e, self_);
+      note_call(e, self_, op);
       execute(e, op, std::move(decoded), self_, call, /*logged=*/true, args);
     } else {
       if (sizeof(wire::request_header) + args.size() > max_direct_) {
@@ -448,6 +465,9 @@ absl::StatusOr<bool> object_table::poll(std::uint64_t call) {
   if (!it->second.done && !loop_.progress_forbidden()) {
     bool did_work = false;
     if (absl::Status s = loop_.progress(did_work); !s.ok()) return s;
+    if (it->second.redo) {
+      if (absl::Status s = redo(call); !s.ok()) return s;
+    }
   }
   return it->second.done;
 }
@@ -457,10 +477,20 @@ absl::StatusOr<std::vector<std::byte>> object_table::finish(std::uint64_t call) 
   if (it == pending_.end()) return absl::NotFoundError("no such call");
   const object_id id = it->second.object;
   bool offered = false;
-  absl::StatusOr<std::vector<std::byte>> result = wait(call, &offered);
+  bool replicas = false;
+  absl::StatusOr<std::vector<std::byte>> result = wait(call, &offered, &replicas);
   if (offered) {
     // Automatic placement: this node uses the copy most; it moves here.
     if (absl::Status s = migrate(id, self_); !s.ok()) return s;
+  }
+  if (auto e = objects_.find(id); e != objects_.end() && e->second->replicas_wanted &&
+                                  e->second->owner == self_ &&
+                                  e->second->where == object_placement::single_copy) {
+    replicas = true;  // the owner's own calls ask as its replies would
+  }
+  if (replicas) {
+    // Automatic placement: reads dominate; every node gets a replica.
+    if (absl::Status s = replicate(id); !s.ok()) return s;
   }
   return result;
 }
@@ -496,16 +526,25 @@ absl::Status object_table::send_ordered(operation_id op, object_id id, std::uint
   return ordered_.send(group_, batch);
 }
 
-absl::StatusOr<std::vector<std::byte>> object_table::wait(std::uint64_t call, bool* offered) {
+absl::StatusOr<std::vector<std::byte>> object_table::wait(std::uint64_t call, bool* offered,
+                                                          bool* replicas) {
   auto it = pending_.find(call);
-  if (!it->second.done) {
-    if (absl::Status s = loop_.wait_for([&] { return it->second.done; }); !s.ok()) {
+  while (!it->second.done) {
+    if (absl::Status s = loop_.wait_for([&] { return it->second.done || it->second.redo; });
+        !s.ok()) {
       pending_.erase(it);
       return s;
+    }
+    if (it->second.redo) {
+      if (absl::Status s = redo(call); !s.ok()) {
+        pending_.erase(it);
+        return s;
+      }
     }
   }
   outcome out = std::move(it->second.out);
   if (offered != nullptr) *offered = it->second.offered;
+  if (replicas != nullptr) *replicas = it->second.replicas_offered;
   pending_.erase(it);
   if (!out.status.ok()) return out.status;
   return std::move(out.result);
@@ -517,10 +556,22 @@ void object_table::apply_ordered(const ordered_delivery& d) {
     apply_create(d, h->call);
     return;
   }
+  // Automatic placement: an object whose replica is on its way here keeps its messages
+  // until it arrives; one that became a single copy takes replicated writes as requests.
+  if (h && hold_ordered(d, h->object, h->op)) return;
   if (h && h->op == wire::kMigrateOp) {
     apply_migrate(d, h->object, h->call);
     return;
   }
+  if (h && h->op == wire::kReplicateOp) {
+    apply_replicate(d, h->object, h->call);
+    return;
+  }
+  if (h && h->op == wire::kReadsOp) {
+    apply_reads(d, h->object);
+    return;
+  }
+  if (h && ordered_to_single_copy(d, h->object, h->op, h->call)) return;
   absl::StatusOr<entry*> e =
       h ? find(h->object, "ordered write") : absl::InvalidArgumentError("ordered write too short");
   absl::StatusOr<const operation*> op =
@@ -545,6 +596,7 @@ void object_table::apply_ordered(const ordered_delivery& d) {
   }
   execute(object, **op, std::move(args), d.sender, h->call, /*logged=*/true,
           std::span(d.bytes).subspan(sizeof(wire::write_header)));
+  if (object.automatic) note_ordered(object, d, **op);
 }
 
 void object_table::send_request(const request& r, comm::node_id to) {
@@ -566,9 +618,10 @@ void object_table::serve(request r) {
     object.deferred.push_back(std::move(r));
     return;
   }
-  if (object.owner != self_) {
+  if (object.where == object_placement::replicated || object.owner != self_) {
+    const bool replicated = object.where == object_placement::replicated;
     const wire::reply_header h{.kind = wire::packet_kind::moved,
-                               .owner = object.owner,
+                               .owner = replicated ? wire::kReplicatedOwner : object.owner,
                                .call = r.call,
                                .epoch = object.moves};
     outbox_.push_back({.to = r.from, .bytes = wire::frame(h, {})});
@@ -584,15 +637,14 @@ void object_table::serve(request r) {
                    what_of(std::current_exception())))));
     return;
   }
-  note_use(object, r.from);
+  note_call(object, r.from, **op);
   execute(object, **op, std::move(args), r.from, r.call, /*logged=*/true, r.args);
 }
 
 void object_table::send_reply(comm::node_id to, std::uint64_t call, const outcome& out,
-                              bool offer) {
-  wire::reply_header h{.code = static_cast<std::uint8_t>(out.status.code()),
-                       .offer = static_cast<std::uint8_t>(offer ? 1 : 0),
-                       .call = call};
+                              std::uint8_t offer) {
+  wire::reply_header h{
+      .code = static_cast<std::uint8_t>(out.status.code()), .offer = offer, .call = call};
   if (out.status.ok()) {
     std::span<const std::byte> body = out.result;
     if (sizeof(h) + body.size() > max_direct_) {
@@ -621,7 +673,10 @@ void object_table::on_reply(std::span<const std::byte> bytes) {
                               std::string(reinterpret_cast<const char*>(body.data()), body.size()));
   }
   if (h->offer != 0) {
-    if (auto it = pending_.find(h->call); it != pending_.end()) it->second.offered = true;
+    if (auto it = pending_.find(h->call); it != pending_.end()) {
+      it->second.offered = h->offer == wire::kOfferCopy;
+      it->second.replicas_offered = h->offer == wire::kOfferReplicas;
+    }
   }
   complete(h->call, std::move(out));
 }
@@ -734,6 +789,12 @@ absl::StatusOr<object_placement> object_table::placement_of(object_id id) const 
   absl::StatusOr<entry*> e = find(id, "placement");
   if (!e.ok()) return e.status();
   return (*e)->automatic ? object_placement::automatic : (*e)->where;
+}
+
+absl::StatusOr<object_placement> object_table::current_placement_of(object_id id) const {
+  absl::StatusOr<entry*> e = find(id, "placement");
+  if (!e.ok()) return e.status();
+  return (*e)->where;
 }
 
 absl::StatusOr<comm::node_id> object_table::owner_of(object_id id) const {
