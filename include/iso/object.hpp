@@ -83,13 +83,19 @@
 //                        an operation's guard or body (operations do not nest).
 //   aborted              a guard or body threw: its message is carried; the state is as it
 //                        was before the call (on every replica), and the call is gone.
+//   deadline_exceeded    a call to a single copy on another node whose owner gave no sign
+//                        of life within options::object_call_timeout (see Waits); the
+//                        message names the object, the operation and the owner.
 //   and the node's failure (a peer died) while a call waits.
 // Waits (all in the node's event loop): a call waits for its result or its guard, and ends
-// early only if the job fails (naming the failed node). A guarded call may legitimately
-// wait for as long as the program takes to make its guard true, and a call to a single
-// copy waits for as long as its owner computes without calling into the runtime (the owner
-// serves requests whenever it waits or polls). Thread safety: as its node, one thread at a
-// time.
+// early only if the job fails (naming the failed node) or, for a call to a single copy on
+// another node, if the owner neither answers nor says that it keeps the call within
+// options::object_call_timeout (default 60 s): the owner serves requests whenever it waits
+// or polls, and one that computes without calling into the runtime, or is stopped, ends
+// the call with deadline_exceeded. The call may still run there later; its answer is then
+// discarded. A call whose guards are all false is kept by the owner, which says so: it may
+// wait for as long as the program takes to make its guard true (a guarded call on a
+// replica waits on its own node). Thread safety: as its node, one thread at a time.
 #pragma once
 
 #include <any>

@@ -21,6 +21,7 @@ runtime::object_table& node_state::objects() {
     objects_ =
         std::make_unique<runtime::object_table>(loop_, *sequenced_, id(), count(), next_group_id(),
                                                 runtime::plain_messages::max_message_size(*nic_));
+    objects_->set_call_timeout(absl::FromChrono(options().object_call_timeout));
     objects_link_ = std::make_shared<object_link>(object_link{.owner = this});
   }
   return *objects_;

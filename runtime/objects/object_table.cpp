@@ -530,11 +530,16 @@ absl::StatusOr<std::vector<std::byte>> object_table::wait(std::uint64_t call, bo
                                                           bool* replicas) {
   auto it = pending_.find(call);
   while (!it->second.done) {
-    if (absl::Status s = loop_.wait_for([&] { return it->second.done || it->second.redo; });
+    bool late = false;
+    if (absl::Status s = loop_.wait_for([&] {
+          late = overdue(it->second);
+          return it->second.done || it->second.redo || late;
+        });
         !s.ok()) {
       pending_.erase(it);
       return s;
     }
+    if (late && !it->second.done) return give_up(call);
     if (it->second.redo) {
       if (absl::Status s = redo(call); !s.ok()) {
         pending_.erase(it);
@@ -602,6 +607,38 @@ void object_table::apply_ordered(const ordered_delivery& d) {
 void object_table::send_request(const request& r, comm::node_id to) {
   const wire::request_header h{.op = r.op, .object = r.object, .call = r.call, .epoch = r.epoch};
   outbox_.push_back({.to = to, .bytes = wire::frame(h, r.args)});
+  if (auto it = pending_.find(r.call); it != pending_.end()) {
+    it->second.asked = absl::Now();
+    it->second.asked_node = to;
+    it->second.acknowledged = false;
+  }
+}
+
+void object_table::send_accepted(const request& r) {
+  const wire::reply_header h{.kind = wire::packet_kind::accepted, .call = r.call};
+  outbox_.push_back({.to = r.from, .bytes = wire::frame(h, {})});
+}
+
+bool object_table::overdue(const pending_call& p) const {
+  return p.sent && !p.acknowledged && absl::Now() - p.asked > call_timeout_;
+}
+
+absl::Status object_table::give_up(std::uint64_t call) {
+  pending_call& p = pending_.at(call);
+  p.abandoned = true;  // kept until an answer comes, which is then discarded
+  const request& r = *p.sent;
+  std::string what = absl::StrFormat("object %u", r.object);
+  if (auto e = objects_.find(r.object); e != objects_.end()) {
+    const operation* op =
+        r.op < e->second->type->ops.size() ? &e->second->type->ops[r.op] : nullptr;
+    what = op != nullptr ? describe(r.object, e->second->type->name, *op)
+                         : describe(r.object, e->second->type->name);
+  }
+  return absl::DeadlineExceededError(absl::StrFormat(
+      "%s, called on node %u: its owner, node %u, gave no sign of life within %s (it has "
+      "neither answered nor queued the call: it computes without calling into the runtime, "
+      "or is stopped); the call may still run there, and its result is then discarded",
+      what, self_, p.asked_node, absl::FormatDuration(call_timeout_)));
 }
 
 void object_table::serve(request r) {
@@ -615,6 +652,7 @@ void object_table::serve(request r) {
   entry& object = **e;
   // A move the caller knows of and this node not yet, or a copy still on its way here.
   if (r.epoch > object.moves || (object.owner == self_ && !object.state)) {
+    send_accepted(r);  // alive, and keeping the call until it can run it here or send it on
     object.deferred.push_back(std::move(r));
     return;
   }
@@ -638,7 +676,10 @@ void object_table::serve(request r) {
     return;
   }
   note_call(object, r.from, **op);
+  const std::size_t waiting = object.queue.size();
   execute(object, **op, std::move(args), r.from, r.call, /*logged=*/true, r.args);
+  // A call whose guards are all false waits here: its caller learns that it may wait.
+  if (object.queue.size() > waiting) send_accepted(r);
 }
 
 void object_table::send_reply(comm::node_id to, std::uint64_t call, const outcome& out,
@@ -699,6 +740,9 @@ void object_table::on_delivery(const nicfw::delivery& d) {
     on_reply(d.payload);
   } else if (kind == wire::packet_kind::moved && size >= sizeof(wire::reply_header)) {
     on_moved(d.payload);
+  } else if (kind == wire::packet_kind::accepted && size >= sizeof(wire::reply_header)) {
+    const wire::reply_header h = *wire::header_of<wire::reply_header>(d.payload);
+    if (auto it = pending_.find(h.call); it != pending_.end()) it->second.acknowledged = true;
   } else if (kind == wire::packet_kind::transfer && size >= sizeof(wire::transfer_header)) {
     transfers_.emplace_back(d.payload.begin(), d.payload.end());
   } else {

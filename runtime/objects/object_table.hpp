@@ -104,6 +104,8 @@ class object_table final : public delivery_unit {
   [[nodiscard]] absl::StatusOr<object_placement> current_placement_of(object_id id) const;
   [[nodiscard]] absl::StatusOr<comm::node_id> owner_of(object_id id) const;
   [[nodiscard]] absl::StatusOr<const std::string*> type_name(object_id id) const;
+  // How long a request to an owner waits for a sign of life (options::object_call_timeout).
+  void set_call_timeout(absl::Duration timeout) { call_timeout_ = timeout; }
 
   void on_delivery(const nicfw::delivery& d) override;
   [[nodiscard]] absl::Status end_round(std::uint64_t closed, bool& did_work) override;
@@ -184,7 +186,13 @@ class object_table final : public delivery_unit {
     std::optional<request> sent = {};  // a request to an owner: asked again if the copy moved
     bool offered = false;              // the owner offered its copy (automatic placement)
     bool replicas_offered = false;     // the owner asked for the object to be replicated
-    bool redo = false;                 // the object became replicated before the owner ran the call
+    // The object became replicated before the owner ran the call: dispatch it again.
+    bool redo = false;
+    // A request: when it was (last) sent and to whom; whether that node answered or said
+    // that it keeps the call (a sign of life: the deadline no longer applies).
+    absl::Time asked = absl::InfinitePast();
+    comm::node_id asked_node = 0;
+    bool acknowledged = false;
   };
   struct outgoing {
     comm::node_id to = 0;
@@ -205,6 +213,12 @@ class object_table final : public delivery_unit {
   void on_transfer(std::vector<std::byte> packet);
   void on_moved(std::span<const std::byte> bytes);
   void send_request(const request& r, comm::node_id to);
+  // Tells the caller of `r` that this node keeps its call (it waits here).
+  void send_accepted(const request& r);
+  // A request unanswered past the deadline: DeadlineExceeded naming object, operation and
+  // owner; the call is dropped (a late answer is discarded).
+  [[nodiscard]] bool overdue(const pending_call& p) const;
+  [[nodiscard]] absl::Status give_up(std::uint64_t call);
   void retry_deferred(entry& e);
   [[nodiscard]] absl::StatusOr<entry*> find(object_id id, const char* what) const;
   // The operation, or InvalidArgument naming the object.
@@ -280,6 +294,7 @@ class object_table final : public delivery_unit {
   // Dropped calls told to redo (the object became replicated): dispatched again by the next
   // call of this node, so that a dropped write is still applied once.
   std::vector<std::uint64_t> redo_dropped_;
+  absl::Duration call_timeout_ = absl::Seconds(60);
 };
 
 }  // namespace iso::runtime

@@ -17,8 +17,15 @@ namespace iso::runtime::objects_wire {
 
 // request: a call, to the owner as the caller knows it; reply: its answer; moved: the
 // receiver no longer keeps the copy (the caller asks again where the reply says); transfer:
-// a migrating copy (state and waiting calls) to its new owner.
-enum class packet_kind : std::uint8_t { request = 1, reply = 2, moved = 3, transfer = 4 };
+// a migrating copy (state and waiting calls) to its new owner; accepted: the owner (or a
+// node the copy is on its way to) keeps the call, which waits there (a reply_header).
+enum class packet_kind : std::uint8_t {
+  request = 1,
+  reply = 2,
+  moved = 3,
+  transfer = 4,
+  accepted = 5
+};
 
 // A call of an operation of a single copy, to its owner.
 struct request_header {

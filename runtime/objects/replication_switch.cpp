@@ -166,8 +166,8 @@ bool object_table::hold_ordered(const ordered_delivery& d, object_id id, std::ui
   return true;
 }
 
-bool object_table::ordered_to_single_copy(const ordered_delivery& d, object_id id,
-                                          std::uint32_t op, std::uint64_t call) {
+bool object_table::ordered_to_single_copy(const ordered_delivery& d, object_id id, std::uint32_t op,
+                                          std::uint64_t call) {
   auto it = objects_.find(id);
   if (it == objects_.end()) return false;
   entry& e = *it->second;
@@ -175,8 +175,7 @@ bool object_table::ordered_to_single_copy(const ordered_delivery& d, object_id i
   // A write ordered while the object was replicated: the owner runs it as the sender's
   // request, at this point of the order; the others leave it to the owner.
   if (e.owner == self_) {
-    const std::span<const std::byte> args =
-        std::span(d.bytes).subspan(sizeof(wire::write_header));
+    const std::span<const std::byte> args = std::span(d.bytes).subspan(sizeof(wire::write_header));
     serve({.from = d.sender,
            .object = id,
            .op = op,

@@ -210,7 +210,8 @@ std::multiset<std::int64_t> run_switching_queue(int nodes, const iso::options& o
 TEST_P(AutoPlacement, GuardedJobQueueGivesEveryJobOnceWhileItSwitches) {
   constexpr int kJobs = 150;
   std::set<object_placement> seen;
-  const std::multiset<std::int64_t> many = run_switching_queue(nodes(), job_options(), kJobs, &seen);
+  const std::multiset<std::int64_t> many =
+      run_switching_queue(nodes(), job_options(), kJobs, &seen);
   ASSERT_EQ(many.size(), static_cast<std::size_t>(kJobs));
   for (std::int64_t j = 0; j < kJobs; ++j) EXPECT_EQ(many.count(j), 1u) << "job " << j;
   EXPECT_TRUE(seen.contains(object_placement::replicated)) << "node 0 never saw replicas";
