@@ -399,7 +399,7 @@ absl::StatusOr<std::uint64_t> object_table::start(object_id id, operation_id op_
   if (e.offer_untaken) {
     // An offer that came with the reply to a dropped call: taken now, as it would have been.
     e.offer_untaken = false;
-    if (e.owner != self_) {
+    if (e.owner != self_ && e.where == object_placement::single_copy) {
       if (absl::Status s = migrate(id, self_); !s.ok()) return s;
     }
   }
@@ -479,13 +479,14 @@ absl::StatusOr<std::vector<std::byte>> object_table::finish(std::uint64_t call) 
   bool offered = false;
   bool replicas = false;
   absl::StatusOr<std::vector<std::byte>> result = wait(call, &offered, &replicas);
-  if (offered) {
-    // Automatic placement: this node uses the copy most; it moves here.
+  auto here = objects_.find(id);
+  if (offered && here != objects_.end() && here->second->where == object_placement::single_copy) {
+    // Automatic placement: this node uses the copy most; it moves here (unless the object
+    // became replicated meanwhile).
     if (absl::Status s = migrate(id, self_); !s.ok()) return s;
   }
-  if (auto e = objects_.find(id); e != objects_.end() && e->second->replicas_wanted &&
-                                  e->second->owner == self_ &&
-                                  e->second->where == object_placement::single_copy) {
+  if (here != objects_.end() && here->second->replicas_wanted && here->second->owner == self_ &&
+      here->second->where == object_placement::single_copy) {
     replicas = true;  // the owner's own calls ask as its replies would
   }
   if (replicas) {
