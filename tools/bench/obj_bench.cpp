@@ -243,8 +243,7 @@ int main(int argc, char** argv) {
         "MPI every rank in turn; microseconds per write applied at node 0):\n",
         order, kReplicatedWriteBytes);
     iso::bench::print_header("iso", "MPI_Bcast");
-    iso::bench::print_row("resume / root returns",
-                          summarize(ours[c]["obj_replicated_inc_us"]),
+    iso::bench::print_row("resume / root returns", summarize(ours[c]["obj_replicated_inc_us"]),
                           summarize(mpi[c][indexed_key("mpi_bcast_root_us", n)]));
     iso::bench::print_row("last replica, acked / acked",
                           summarize(ours[c]["obj_replicated_inc_acked_us"]),
