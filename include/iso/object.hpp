@@ -50,7 +50,8 @@
 //                at one point of the order. The band between the two thresholds keeps a
 //                mix near one of them from switching back and forth. Calls in flight during
 //                a switch are sent again where the object now is, and run once.
-//                current_placement() says where it is now. (Types without save and load
+//                object_options::reads_per_write, the expected mix, picks where it
+//                starts. current_placement() says where it is now. (Types without save and load
 //                stay where they are.)
 // Placement never changes results.
 //
@@ -198,6 +199,10 @@ struct object_options {
   object_placement placement = object_placement::replicated;
   node_id owner = 0;  // single_copy, automatic: the node that keeps the state first
   std::vector<std::byte> initial = {};  // given to state_functions::create; empty: default
+  // automatic: the expected reads per write (a generated type's descriptor gives it as
+  // read_write_ratio). At or above the ratio at which a single copy becomes replicated (4),
+  // the object starts replicated; below it, or 0 (unknown), as a single copy on `owner`.
+  double reads_per_write = 0;
 };
 
 // One resumption of a waiting call, as a replica recorded it (resume_log()).

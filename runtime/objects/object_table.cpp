@@ -70,6 +70,10 @@ object_table::~object_table() = default;
 
 absl::StatusOr<std::unique_ptr<object_table::entry>> object_table::make_entry(
     object_id id, std::shared_ptr<const object_type::impl> type, const object_options& opts) const {
+  // An automatic object whose hint says that reads dominate starts replicated.
+  const bool starts_replicated =
+      opts.placement == object_placement::automatic &&
+      opts.reads_per_write >= static_cast<double>(kReplicateReadsPerWrite);
   const bool single = opts.placement != object_placement::replicated;
   if (single && opts.owner >= nodes_) {
     return absl::InvalidArgumentError(
@@ -78,13 +82,15 @@ absl::StatusOr<std::unique_ptr<object_table::entry>> object_table::make_entry(
   }
   auto e = std::make_unique<entry>();
   e->id = id;
-  e->where = single ? object_placement::single_copy : object_placement::replicated;
+  e->where =
+      single && !starts_replicated ? object_placement::single_copy : object_placement::replicated;
   e->owner = single ? opts.owner : 0;
   e->automatic = opts.placement == object_placement::automatic;
   e->offer_to = nodes_;
   e->uses.assign(nodes_, 0);
+  e->writes_by.assign(nodes_, 0);
   e->state = state_ptr(nullptr, object_state_deleter{&type->state});
-  if (opts.placement == object_placement::replicated || opts.owner == self_) {
+  if (e->where == object_placement::replicated || opts.owner == self_) {
     try {
       e->state.reset(type->state.create(opts.initial));
     } catch (...) {
@@ -126,7 +132,8 @@ namespace {
 // The body of an ordered creation: placement, owner, the type's name, the initial bytes.
 struct create_header {
   std::uint8_t placement = 0;
-  std::uint8_t reserved[3] = {};
+  std::uint8_t starts_replicated = 0;  // automatic: the hint said reads dominate
+  std::uint8_t reserved[2] = {};
   std::uint32_t owner = 0;
   std::uint32_t name_length = 0;
 };
@@ -147,9 +154,12 @@ absl::StatusOr<object_id> object_table::create_ordered(
   here.placement = object_placement::replicated;  // builds the state, to check the bytes
   if (absl::Status s = make_entry(next_ordered_id_, type, opts).status(); !s.ok()) return s;
   if (absl::Status s = make_entry(next_ordered_id_, type, here).status(); !s.ok()) return s;
-  const create_header c{.placement = static_cast<std::uint8_t>(opts.placement),
-                        .owner = opts.owner,
-                        .name_length = static_cast<std::uint32_t>(type->name.size())};
+  const create_header c{
+      .placement = static_cast<std::uint8_t>(opts.placement),
+      .starts_replicated = static_cast<std::uint8_t>(
+          opts.reads_per_write >= static_cast<double>(kReplicateReadsPerWrite) ? 1 : 0),
+      .owner = opts.owner,
+      .name_length = static_cast<std::uint32_t>(type->name.size())};
   std::vector<std::byte> body = wire::frame(c, std::as_bytes(std::span(type->name)));
   body.insert(body.end(), opts.initial.begin(), opts.initial.end());
   const std::uint64_t call = next_call_++;
@@ -185,11 +195,13 @@ void object_table::apply_create(const ordered_delivery& d, std::uint64_t call) {
     return;
   }
   const std::span<const std::byte> initial = body.subspan(sizeof(create_header) + c->name_length);
-  absl::StatusOr<std::unique_ptr<entry>> e =
-      make_entry(id, type->second,
-                 {.placement = static_cast<object_placement>(c->placement),
-                  .owner = c->owner,
-                  .initial = {initial.begin(), initial.end()}});
+  absl::StatusOr<std::unique_ptr<entry>> e = make_entry(
+      id, type->second,
+      {.placement = static_cast<object_placement>(c->placement),
+       .owner = c->owner,
+       .initial = {initial.begin(), initial.end()},
+       .reads_per_write =
+           c->starts_replicated != 0 ? static_cast<double>(kReplicateReadsPerWrite) : 0.0});
   if (!e.ok()) {
     // The creator checked the same: only a node whose state functions disagree gets here.
     loop_.fail(e.status());

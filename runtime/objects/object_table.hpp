@@ -75,6 +75,9 @@ class object_table final : public delivery_unit {
   // Waits until object `id` exists here (its creation applied), for at most `timeout`.
   [[nodiscard]] absl::Status attach(object_id id, absl::Duration timeout);
   static constexpr object_id kOrderedIds = object_id{1} << 62;
+  // Automatic placement: a single copy becomes replicated when its reads are at least this
+  // many times its writes (replication_switch.cpp); a hint at or above it starts replicated.
+  static constexpr std::uint64_t kReplicateReadsPerWrite = 4;
 
   // Runs a call and waits for its result (see iso::object::invoke). `read_path`: the call
   // came through invoke_read().

@@ -40,7 +40,6 @@ namespace {
 namespace wire = objects_wire;
 
 constexpr std::uint64_t kSwitchWindow = 64;
-constexpr std::uint64_t kReplicateReadsPerWrite = 4;
 constexpr std::uint64_t kReadsReport = 16;
 
 bool can_switch(const state_functions& f) { return f.save && f.load; }

@@ -15,6 +15,7 @@
 
 #include "iso/iso.hpp"
 #include "iso/object.hpp"
+#include "runtime/objects/object_table.hpp"
 #include "tests/support/inproc_job.hpp"
 #include "tests/support/object_test_params.hpp"
 #include "tests/support/object_types.hpp"
@@ -122,6 +123,43 @@ TEST_P(AutoPlacement, ReadMostlyReplicatesAndWriteMostlyReturnsToOneCopy) {
   // As a one-node run of the same per-node program, times the nodes.
   const phases_run one = run_phases(1, job_options());
   EXPECT_EQ(many.total, one.total * nodes());
+}
+
+// A hint that reads dominate starts the object replicated (both ways of creating it); the
+// writes then make it a single copy, and every increment lands once.
+TEST_P(AutoPlacement, AHintOfManyReadsStartsReplicated) {
+  constexpr int kIncs = 100;
+  const iso::object_type int_type = iso::test::make_int_type();
+  std::mutex mu;
+  std::vector<object_placement> at_start;
+  std::vector<object_placement> at_end;
+  std::int64_t total = -1;
+  const int status = run_inproc(nodes(), job_options(), [&](iso::node& node) {
+    iso::register_object_type(node, int_type);
+    const iso::object_options hinted{.placement = object_placement::automatic,
+                                     .owner = node.count() - 1,
+                                     .initial = {},
+                                     .reads_per_write = 10};
+    iso::object collective(node, int_type, hinted);
+    iso::object arrivals(node, int_type, {.placement = object_placement::replicated});
+    iso::object made = node.id() == 0
+                           ? iso::object::create(node, int_type, hinted)
+                           : iso::object::attach(node, iso::runtime::object_table::kOrderedIds);
+    std::vector<object_placement> start = {collective.current_placement(),
+                                           made.current_placement()};
+    for (int i = 0; i < kIncs; ++i) collective.call<std::int64_t>(int_ops::kInc, std::int64_t{1});
+    order_barrier(arrivals, 1, static_cast<int>(node.count()));
+    const object_placement end = collective.current_placement();
+    const auto v = collective.read<std::int64_t>(int_ops::kValue);
+    std::lock_guard lock(mu);
+    at_start.insert(at_start.end(), start.begin(), start.end());
+    at_end.push_back(end);
+    if (node.id() == 0) total = v;
+  });
+  EXPECT_EQ(status, 0);
+  for (object_placement p : at_start) EXPECT_EQ(p, object_placement::replicated);
+  for (object_placement p : at_end) EXPECT_EQ(p, object_placement::single_copy);
+  EXPECT_EQ(total, kIncs * nodes());
 }
 
 // Many calls outstanding from every node (non-blocking starts) while the object switches
