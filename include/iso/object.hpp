@@ -233,7 +233,9 @@ struct object_link;
 // Inside an operation's guard or body it makes no progress. A handle destroyed, or assigned
 // over, without get() drops its call: the call still runs (a write is applied everywhere),
 // its result is discarded when it arrives, and nothing else changes (an offer of an
-// automatic copy that came with it is taken by this node's next call on the object).
+// automatic copy that came with it is taken by this node's next call on the object; a
+// dropped call to a single copy that became replicated before it ran is dispatched again,
+// through the order, by this node's next object call).
 // Errors of get() and ready() on an empty handle, or after the node ended:
 // failed_precondition. Thread safety: as its node.
 class object_call {
