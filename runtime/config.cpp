@@ -130,6 +130,9 @@ const std::vector<setting>& settings() {
       duration_setting("ISO_BARRIER_TIMEOUT_MS", "barrier_timeout", "ms", "1 to 604800000",
                        "how long a barrier waits before the job fails", &options::barrier_timeout,
                        1, kMaxTimeoutMs),
+      duration_setting("ISO_OBJECT_CALL_TIMEOUT_MS", "object_call_timeout", "ms", "1 to 604800000",
+                       "how long a call to a single copy waits for a sign of life from its owner",
+                       &options::object_call_timeout, 1, kMaxTimeoutMs),
       {"ISO_NIC", "nic", "name", "auto, thread or inline",
        "where the emulated NIC runs: its own thread, or inline in the application's polls",
        [](options& o, const std::string& text) {

@@ -39,9 +39,20 @@
 //                its heaviest user: the owner counts the calls it runs by calling node, and
 //                after each 64 of them, when one node made more than twice as many as the
 //                owner itself, the reply to that node's next call offers it the copy, and it
-//                migrates the copy to itself before that call returns. (Types without save
-//                and load stay where they are. Switching between replicated and a single
-//                copy by read/write ratio is not built yet.)
+//                migrates the copy to itself before that call returns. It also switches
+//                between a single copy and replicas by the mix of reads and writes: over a
+//                window of 64 calls, a single copy whose reads are at least 4 times its
+//                writes becomes replicated (every node gets a replica of the owner's state
+//                at one point of the job-wide order; waiting calls keep their place), and a
+//                replicated object whose writes are at least as many as its reads (every
+//                replica counts the order's writes, and each node reports its reads through
+//                the order every 16 of them) becomes a single copy on its heaviest writer,
+//                at one point of the order. The band between the two thresholds keeps a
+//                mix near one of them from switching back and forth. Calls in flight during
+//                a switch are sent again where the object now is, and run once.
+//                object_options::reads_per_write, the expected mix, picks where it
+//                starts. current_placement() says where it is now. (Types without save and load
+//                stay where they are.)
 // Placement never changes results.
 //
 // The objects order (options::object_order, ISO_OBJECT_ORDER; the same on every node, or the
@@ -85,13 +96,19 @@
 //                        an operation's guard or body (operations do not nest).
 //   aborted              a guard or body threw: its message is carried; the state is as it
 //                        was before the call (on every replica), and the call is gone.
+//   deadline_exceeded    a call to a single copy on another node whose owner gave no sign
+//                        of life within options::object_call_timeout (see Waits); the
+//                        message names the object, the operation and the owner.
 //   and the node's failure (a peer died) while a call waits.
 // Waits (all in the node's event loop): a call waits for its result or its guard, and ends
-// early only if the job fails (naming the failed node). A guarded call may legitimately
-// wait for as long as the program takes to make its guard true, and a call to a single
-// copy waits for as long as its owner computes without calling into the runtime (the owner
-// serves requests whenever it waits or polls). Thread safety: as its node, one thread at a
-// time.
+// early only if the job fails (naming the failed node) or, for a call to a single copy on
+// another node, if the owner neither answers nor says that it keeps the call within
+// options::object_call_timeout (default 60 s): the owner serves requests whenever it waits
+// or polls, and one that computes without calling into the runtime, or is stopped, ends
+// the call with deadline_exceeded. The call may still run there later; its answer is then
+// discarded. A call whose guards are all false is kept by the owner, which says so: it may
+// wait for as long as the program takes to make its guard true (a guarded call on a
+// replica waits on its own node). Thread safety: as its node, one thread at a time.
 #pragma once
 
 #include <any>
@@ -194,6 +211,10 @@ struct object_options {
   object_placement placement = object_placement::replicated;
   node_id owner = 0;  // single_copy, automatic: the node that keeps the state first
   std::vector<std::byte> initial = {};  // given to state_functions::create; empty: default
+  // automatic: the expected reads per write (a generated type's descriptor gives it as
+  // read_write_ratio). At or above the ratio at which a single copy becomes replicated (4),
+  // the object starts replicated; below it, or 0 (unknown), as a single copy on `owner`.
+  double reads_per_write = 0;
 };
 
 // One resumption of a waiting call, as a replica recorded it (resume_log()).
@@ -226,7 +247,9 @@ struct object_link;
 // Inside an operation's guard or body it makes no progress. A handle destroyed, or assigned
 // over, without get() drops its call: the call still runs (a write is applied everywhere),
 // its result is discarded when it arrives, and nothing else changes (an offer of an
-// automatic copy that came with it is taken by this node's next call on the object).
+// automatic copy that came with it is taken by this node's next call on the object; a
+// dropped call to a single copy that became replicated before it ran is dispatched again,
+// through the order, by this node's next object call).
 // Errors of get() and ready() on an empty handle, or after the node ended:
 // failed_precondition. Thread safety: as its node.
 class object_call {
@@ -294,6 +317,9 @@ class object {
   [[nodiscard]] object_id id() const { return id_; }
   [[nodiscard]] const std::string& type_name() const;
   [[nodiscard]] object_placement placement() const;
+  // Where the object is now, as this node has applied the job-wide order: replicated or
+  // single_copy (an automatic object switches between them; see the file comment).
+  [[nodiscard]] object_placement current_placement() const;
 
   // Runs operation `op` with argument bytes `args` (a read or a write, as the operation is
   // declared) and returns its result's bytes. Blocks until the result is there (a guard may

@@ -45,6 +45,10 @@ struct options {
   std::chrono::milliseconds join_timeout{10'000};
   // How long barrier() (and the barriers at start and end) wait before failing.
   std::chrono::milliseconds barrier_timeout{60'000};
+  // How long a call to a single copy on another node waits for a sign of life from the
+  // owner (its reply, or its note that the call waits there for a guard) before it ends
+  // with deadline_exceeded (iso/object.hpp). A guarded call the owner has queued waits on.
+  std::chrono::milliseconds object_call_timeout{60'000};
   // Visit peers in a random order when polling, to expose code that relies on an order
   // the runtime does not promise (on by default in debug builds).
   bool shuffle = false;

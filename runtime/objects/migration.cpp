@@ -66,6 +66,11 @@ void object_table::apply_migrate(const ordered_delivery& d, object_id id, std::u
     return;
   }
   entry& object = **e;
+  if (object.where == object_placement::replicated) {
+    // An automatic object replicated since the move was asked for: there is no copy to move.
+    if (d.sender == self_) complete(call, {});
+    return;
+  }
   object.owner = to;
   ++object.moves;
   reset_uses(object);
@@ -80,9 +85,10 @@ void object_table::apply_migrate(const ordered_delivery& d, object_id id, std::u
   if (d.sender == self_) complete(call, {});
 }
 
-void object_table::ship(entry& e) {
+std::vector<std::byte> object_table::packed_copy(const entry& e, bool replica) const {
   const std::vector<std::byte> saved = e.type->state.save(e.state.get());
-  wire::transfer_header h{.waiting = static_cast<std::uint32_t>(e.queue.size()),
+  wire::transfer_header h{.replica = static_cast<std::uint8_t>(replica ? 1 : 0),
+                          .waiting = static_cast<std::uint32_t>(e.queue.size()),
                           .object = e.id,
                           .epoch = e.moves,
                           .writes = e.writes,
@@ -97,6 +103,11 @@ void object_table::ship(entry& e) {
     const std::vector<std::byte> framed = wire::frame(c, w.raw);
     packet.insert(packet.end(), framed.begin(), framed.end());
   }
+  return packet;
+}
+
+void object_table::ship(entry& e) {
+  std::vector<std::byte> packet = packed_copy(e, /*replica=*/false);
   if (packet.size() > max_direct_) {
     loop_.fail(absl::ResourceExhaustedError(absl::StrFormat(
         "object %u (%s): its copy (%u bytes with its waiting calls) exceeds the largest "
@@ -121,8 +132,19 @@ void object_table::on_transfer(std::vector<std::byte> packet) {
     object.early_transfer = std::move(packet);  // apply_migrate installs it
     return;
   }
+  if (h->replica != 0) {
+    install_replica(object, packet);
+    return;
+  }
   install(object, packet);
   if (!object.state) return;  // a malformed copy failed the node
+  if (object.replicate_on_arrival) {
+    // The object became replicated while this copy was on its way: it is the first replica.
+    object.replicate_on_arrival = false;
+    ship_replicas(object);
+    retry_deferred(object);
+    return;
+  }
   if (object.owner != self_) {
     ship(object);  // it moved on while on its way here
   } else {
@@ -173,6 +195,11 @@ void object_table::on_moved(std::span<const std::byte> bytes) {
   if (it == pending_.end() || !it->second.sent) return;  // the caller gave up
   request& r = *it->second.sent;
   r.epoch = std::max(r.epoch, h.epoch);
+  if (h.owner == wire::kReplicatedOwner) {
+    it->second.redo = true;  // the caller dispatches it again, as the object is now
+    if (it->second.abandoned) redo_dropped_.push_back(h.call);
+    return;
+  }
   if (h.owner == self_) {
     requests_.push_back(r);  // served here, once this node has the copy
   } else {

@@ -24,6 +24,7 @@ runtime::object_table& node_state::objects() {
         runtime::make_object_order(options_.object_order, *sequenced_, *isotach_ordered_,
                                    next_group_id(), count()),
         id(), count(), runtime::plain_messages::max_message_size(*nic_));
+    objects_->set_call_timeout(absl::FromChrono(options().object_call_timeout));
     objects_link_ = std::make_shared<object_link>(object_link{.owner = this});
   }
   return *objects_;
@@ -238,6 +239,11 @@ std::uint64_t object::writes_applied() const {
 std::size_t object::waiting_calls() const {
   detail::node_state& state = detail::state_of(link_, id_, "waiting_calls()");
   return detail::value_or_throw(state.objects().waiting_calls(id_));
+}
+
+object_placement object::current_placement() const {
+  detail::node_state& state = detail::state_of(link_, id_, "current_placement()");
+  return detail::value_or_throw(state.objects().current_placement_of(id_));
 }
 
 node_id object::owner() const {

@@ -62,6 +62,10 @@ object_table::~object_table() = default;
 
 absl::StatusOr<std::unique_ptr<object_table::entry>> object_table::make_entry(
     object_id id, std::shared_ptr<const object_type::impl> type, const object_options& opts) const {
+  // An automatic object whose hint says that reads dominate starts replicated.
+  const bool starts_replicated =
+      opts.placement == object_placement::automatic &&
+      opts.reads_per_write >= static_cast<double>(kReplicateReadsPerWrite);
   const bool single = opts.placement != object_placement::replicated;
   if (single && opts.owner >= nodes_) {
     return absl::InvalidArgumentError(
@@ -70,13 +74,15 @@ absl::StatusOr<std::unique_ptr<object_table::entry>> object_table::make_entry(
   }
   auto e = std::make_unique<entry>();
   e->id = id;
-  e->where = single ? object_placement::single_copy : object_placement::replicated;
+  e->where =
+      single && !starts_replicated ? object_placement::single_copy : object_placement::replicated;
   e->owner = single ? opts.owner : 0;
   e->automatic = opts.placement == object_placement::automatic;
   e->offer_to = nodes_;
   e->uses.assign(nodes_, 0);
+  e->writes_by.assign(nodes_, 0);
   e->state = state_ptr(nullptr, object_state_deleter{&type->state});
-  if (opts.placement == object_placement::replicated || opts.owner == self_) {
+  if (e->where == object_placement::replicated || opts.owner == self_) {
     try {
       e->state.reset(type->state.create(opts.initial));
     } catch (...) {
@@ -118,8 +124,9 @@ namespace {
 // The body of an ordered creation: placement, owner, the type's name, the initial bytes.
 struct create_header {
   std::uint8_t placement = 0;
-  std::uint8_t order = 0;  // the creator's objects order (order_kind)
-  std::uint8_t reserved[2] = {};
+  std::uint8_t order = 0;              // the creator's objects order (order_kind)
+  std::uint8_t starts_replicated = 0;  // automatic: the hint said reads dominate
+  std::uint8_t reserved = 0;
   std::uint32_t owner = 0;
   std::uint32_t name_length = 0;
 };
@@ -140,10 +147,13 @@ absl::StatusOr<object_id> object_table::create_ordered(
   here.placement = object_placement::replicated;  // builds the state, to check the bytes
   if (absl::Status s = make_entry(next_ordered_id_, type, opts).status(); !s.ok()) return s;
   if (absl::Status s = make_entry(next_ordered_id_, type, here).status(); !s.ok()) return s;
-  const create_header c{.placement = static_cast<std::uint8_t>(opts.placement),
-                        .order = static_cast<std::uint8_t>(order_->kind()),
-                        .owner = opts.owner,
-                        .name_length = static_cast<std::uint32_t>(type->name.size())};
+  const create_header c{
+      .placement = static_cast<std::uint8_t>(opts.placement),
+      .order = static_cast<std::uint8_t>(order_->kind()),
+      .starts_replicated = static_cast<std::uint8_t>(
+          opts.reads_per_write >= static_cast<double>(kReplicateReadsPerWrite) ? 1 : 0),
+      .owner = opts.owner,
+      .name_length = static_cast<std::uint32_t>(type->name.size())};
   std::vector<std::byte> body = wire::frame(c, std::as_bytes(std::span(type->name)));
   body.insert(body.end(), opts.initial.begin(), opts.initial.end());
   const std::uint64_t call = next_call_++;
@@ -187,11 +197,13 @@ void object_table::apply_create(const ordered_delivery& d, std::uint64_t call) {
     return;
   }
   const std::span<const std::byte> initial = body.subspan(sizeof(create_header) + c->name_length);
-  absl::StatusOr<std::unique_ptr<entry>> e =
-      make_entry(id, type->second,
-                 {.placement = static_cast<object_placement>(c->placement),
-                  .owner = c->owner,
-                  .initial = {initial.begin(), initial.end()}});
+  absl::StatusOr<std::unique_ptr<entry>> e = make_entry(
+      id, type->second,
+      {.placement = static_cast<object_placement>(c->placement),
+       .owner = c->owner,
+       .initial = {initial.begin(), initial.end()},
+       .reads_per_write =
+           c->starts_replicated != 0 ? static_cast<double>(kReplicateReadsPerWrite) : 0.0});
   if (!e.ok()) {
     // The creator checked the same: only a node whose state functions disagree gets here.
     loop_.fail(e.status());
@@ -300,7 +312,9 @@ void object_table::execute(entry& e, const operation& op, decoded_arguments args
                    .call = call,
                    .logged = logged,
                    .raw = {}};
-    if (e.where == object_placement::single_copy) w.raw.assign(raw.begin(), raw.end());
+    if (e.where == object_placement::single_copy || e.automatic) {
+      w.raw.assign(raw.begin(), raw.end());  // the call may have to move with a copy
+    }
     e.queue.push_back(std::move(w));
     return;
   }
@@ -339,7 +353,7 @@ void object_table::resume(entry& e, comm::node_id caller, std::uint64_t call, ou
   if (caller == self_) {
     complete(call, std::move(out));
   } else if (e.where == object_placement::single_copy) {
-    send_reply(caller, call, out, offer_for(e, caller));
+    send_reply(caller, call, out, offer_for_call(e, caller));
   }
   // A replicated write resumes its caller at the caller's own replica.
 }
@@ -372,6 +386,11 @@ absl::StatusOr<std::uint64_t> object_table::start(object_id id, operation_id op_
         "handler; operations cannot nest",
         id, op_id));
   }
+  while (!redo_dropped_.empty()) {
+    const std::uint64_t dropped = redo_dropped_.back();
+    redo_dropped_.pop_back();
+    if (absl::Status s = redo(dropped); !s.ok()) return s;
+  }
   absl::StatusOr<entry*> found = find(id, "object call");
   if (!found.ok()) return found.status();
   entry& e = **found;
@@ -394,7 +413,7 @@ absl::StatusOr<std::uint64_t> object_table::start(object_id id, operation_id op_
   if (e.offer_untaken) {
     // An offer that came with the reply to a dropped call: taken now, as it would have been.
     e.offer_untaken = false;
-    if (e.owner != self_) {
+    if (e.owner != self_ && e.where == object_placement::single_copy) {
       if (absl::Status s = migrate(id, self_); !s.ok()) return s;
     }
   }
@@ -411,10 +430,20 @@ absl::StatusOr<std::uint64_t> object_table::start(object_id id, operation_id op_
       return s;
     }
   } else if (e.where == object_placement::replicated) {
+    if (e.automatic) {
+      // Replicated by automatic placement: the replica may still be on its way here.
+      if (absl::Status s = wait_for_replica(e); !s.ok()) {
+        pending_.erase(call);
+        return s;
+      }
+    }
     // Writes already filed here (under the isotach order, at a logical time this node has
     // passed, perhaps beside shared variables it has read) are applied before the read.
     apply_delivered();
     execute(e, op, std::move(decoded), self_, call, /*logged=*/false, args);
+    if (e.automatic) {
+      if (absl::Status s = report_reads(e); !s.ok()) return s;
+    }
   } else {
     // A copy on its way here: wait for it (or for it to move on).
     if (e.owner == self_ && !e.state) {
@@ -424,7 +453,7 @@ absl::StatusOr<std::uint64_t> object_table::start(object_id id, operation_id op_
       }
     }
     if (e.owner == self_) {
-      note_use(e, self_);
+      note_call(e, self_, op);
       execute(e, op, std::move(decoded), self_, call, /*logged=*/true, args);
     } else {
       if (sizeof(wire::request_header) + args.size() > max_direct_) {
@@ -453,6 +482,9 @@ absl::StatusOr<bool> object_table::poll(std::uint64_t call) {
   if (!it->second.done && !loop_.progress_forbidden()) {
     bool did_work = false;
     if (absl::Status s = loop_.progress(did_work); !s.ok()) return s;
+    if (it->second.redo) {
+      if (absl::Status s = redo(call); !s.ok()) return s;
+    }
   }
   return it->second.done;
 }
@@ -462,10 +494,21 @@ absl::StatusOr<std::vector<std::byte>> object_table::finish(std::uint64_t call) 
   if (it == pending_.end()) return absl::NotFoundError("no such call");
   const object_id id = it->second.object;
   bool offered = false;
-  absl::StatusOr<std::vector<std::byte>> result = wait(call, &offered);
-  if (offered) {
-    // Automatic placement: this node uses the copy most; it moves here.
+  bool replicas = false;
+  absl::StatusOr<std::vector<std::byte>> result = wait(call, &offered, &replicas);
+  auto here = objects_.find(id);
+  if (offered && here != objects_.end() && here->second->where == object_placement::single_copy) {
+    // Automatic placement: this node uses the copy most; it moves here (unless the object
+    // became replicated meanwhile).
     if (absl::Status s = migrate(id, self_); !s.ok()) return s;
+  }
+  if (here != objects_.end() && here->second->replicas_wanted && here->second->owner == self_ &&
+      here->second->where == object_placement::single_copy) {
+    replicas = true;  // the owner's own calls ask as its replies would
+  }
+  if (replicas) {
+    // Automatic placement: reads dominate; every node gets a replica.
+    if (absl::Status s = replicate(id); !s.ok()) return s;
   }
   return result;
 }
@@ -508,16 +551,30 @@ absl::Status object_table::send_ordered(operation_id op, object_id id, std::uint
   return order_->send(*batch);
 }
 
-absl::StatusOr<std::vector<std::byte>> object_table::wait(std::uint64_t call, bool* offered) {
+absl::StatusOr<std::vector<std::byte>> object_table::wait(std::uint64_t call, bool* offered,
+                                                          bool* replicas) {
   auto it = pending_.find(call);
-  if (!it->second.done) {
-    if (absl::Status s = loop_.wait_for([&] { return it->second.done; }); !s.ok()) {
+  while (!it->second.done) {
+    bool late = false;
+    if (absl::Status s = loop_.wait_for([&] {
+          late = overdue(it->second);
+          return it->second.done || it->second.redo || late;
+        });
+        !s.ok()) {
       pending_.erase(it);
       return s;
+    }
+    if (late && !it->second.done) return give_up(call);
+    if (it->second.redo) {
+      if (absl::Status s = redo(call); !s.ok()) {
+        pending_.erase(it);
+        return s;
+      }
     }
   }
   outcome out = std::move(it->second.out);
   if (offered != nullptr) *offered = it->second.offered;
+  if (replicas != nullptr) *replicas = it->second.replicas_offered;
   pending_.erase(it);
   if (!out.status.ok()) return out.status;
   return std::move(out.result);
@@ -529,10 +586,22 @@ void object_table::apply_ordered(const ordered_delivery& d) {
     apply_create(d, h->call);
     return;
   }
+  // Automatic placement: an object whose replica is on its way here keeps its messages
+  // until it arrives; one that became a single copy takes replicated writes as requests.
+  if (h && hold_ordered(d, h->object, h->op)) return;
   if (h && h->op == wire::kMigrateOp) {
     apply_migrate(d, h->object, h->call);
     return;
   }
+  if (h && h->op == wire::kReplicateOp) {
+    apply_replicate(d, h->object, h->call);
+    return;
+  }
+  if (h && h->op == wire::kReadsOp) {
+    apply_reads(d, h->object);
+    return;
+  }
+  if (h && ordered_to_single_copy(d, h->object, h->op, h->call)) return;
   absl::StatusOr<entry*> e =
       h ? find(h->object, "ordered write") : absl::InvalidArgumentError("ordered write too short");
   absl::StatusOr<const operation*> op =
@@ -557,11 +626,44 @@ void object_table::apply_ordered(const ordered_delivery& d) {
   }
   execute(object, **op, std::move(args), d.sender, h->call, /*logged=*/true,
           std::span(d.bytes).subspan(sizeof(wire::write_header)));
+  if (object.automatic) note_ordered(object, d, **op);
 }
 
 void object_table::send_request(const request& r, comm::node_id to) {
   const wire::request_header h{.op = r.op, .object = r.object, .call = r.call, .epoch = r.epoch};
   outbox_.push_back({.to = to, .bytes = wire::frame(h, r.args)});
+  if (auto it = pending_.find(r.call); it != pending_.end()) {
+    it->second.asked = absl::Now();
+    it->second.asked_node = to;
+    it->second.acknowledged = false;
+  }
+}
+
+void object_table::send_accepted(const request& r) {
+  const wire::reply_header h{.kind = wire::packet_kind::accepted, .call = r.call};
+  outbox_.push_back({.to = r.from, .bytes = wire::frame(h, {})});
+}
+
+bool object_table::overdue(const pending_call& p) const {
+  return p.sent && !p.acknowledged && absl::Now() - p.asked > call_timeout_;
+}
+
+absl::Status object_table::give_up(std::uint64_t call) {
+  pending_call& p = pending_.at(call);
+  p.abandoned = true;  // kept until an answer comes, which is then discarded
+  const request& r = *p.sent;
+  std::string what = absl::StrFormat("object %u", r.object);
+  if (auto e = objects_.find(r.object); e != objects_.end()) {
+    const operation* op =
+        r.op < e->second->type->ops.size() ? &e->second->type->ops[r.op] : nullptr;
+    what = op != nullptr ? describe(r.object, e->second->type->name, *op)
+                         : describe(r.object, e->second->type->name);
+  }
+  return absl::DeadlineExceededError(absl::StrFormat(
+      "%s, called on node %u: its owner, node %u, gave no sign of life within %s (it has "
+      "neither answered nor queued the call: it computes without calling into the runtime, "
+      "or is stopped); the call may still run there, and its result is then discarded",
+      what, self_, p.asked_node, absl::FormatDuration(call_timeout_)));
 }
 
 void object_table::serve(request r) {
@@ -575,12 +677,14 @@ void object_table::serve(request r) {
   entry& object = **e;
   // A move the caller knows of and this node not yet, or a copy still on its way here.
   if (r.epoch > object.moves || (object.owner == self_ && !object.state)) {
+    send_accepted(r);  // alive, and keeping the call until it can run it here or send it on
     object.deferred.push_back(std::move(r));
     return;
   }
-  if (object.owner != self_) {
+  if (object.where == object_placement::replicated || object.owner != self_) {
+    const bool replicated = object.where == object_placement::replicated;
     const wire::reply_header h{.kind = wire::packet_kind::moved,
-                               .owner = object.owner,
+                               .owner = replicated ? wire::kReplicatedOwner : object.owner,
                                .call = r.call,
                                .epoch = object.moves};
     outbox_.push_back({.to = r.from, .bytes = wire::frame(h, {})});
@@ -596,15 +700,17 @@ void object_table::serve(request r) {
                    what_of(std::current_exception())))));
     return;
   }
-  note_use(object, r.from);
+  note_call(object, r.from, **op);
+  const std::size_t waiting = object.queue.size();
   execute(object, **op, std::move(args), r.from, r.call, /*logged=*/true, r.args);
+  // A call whose guards are all false waits here: its caller learns that it may wait.
+  if (object.queue.size() > waiting) send_accepted(r);
 }
 
 void object_table::send_reply(comm::node_id to, std::uint64_t call, const outcome& out,
-                              bool offer) {
-  wire::reply_header h{.code = static_cast<std::uint8_t>(out.status.code()),
-                       .offer = static_cast<std::uint8_t>(offer ? 1 : 0),
-                       .call = call};
+                              std::uint8_t offer) {
+  wire::reply_header h{
+      .code = static_cast<std::uint8_t>(out.status.code()), .offer = offer, .call = call};
   if (out.status.ok()) {
     std::span<const std::byte> body = out.result;
     if (sizeof(h) + body.size() > max_direct_) {
@@ -633,7 +739,10 @@ void object_table::on_reply(std::span<const std::byte> bytes) {
                               std::string(reinterpret_cast<const char*>(body.data()), body.size()));
   }
   if (h->offer != 0) {
-    if (auto it = pending_.find(h->call); it != pending_.end()) it->second.offered = true;
+    if (auto it = pending_.find(h->call); it != pending_.end()) {
+      it->second.offered = h->offer == wire::kOfferCopy;
+      it->second.replicas_offered = h->offer == wire::kOfferReplicas;
+    }
   }
   complete(h->call, std::move(out));
 }
@@ -656,6 +765,9 @@ void object_table::on_delivery(const nicfw::delivery& d) {
     on_reply(d.payload);
   } else if (kind == wire::packet_kind::moved && size >= sizeof(wire::reply_header)) {
     on_moved(d.payload);
+  } else if (kind == wire::packet_kind::accepted && size >= sizeof(wire::reply_header)) {
+    const wire::reply_header h = *wire::header_of<wire::reply_header>(d.payload);
+    if (auto it = pending_.find(h.call); it != pending_.end()) it->second.acknowledged = true;
   } else if (kind == wire::packet_kind::transfer && size >= sizeof(wire::transfer_header)) {
     transfers_.emplace_back(d.payload.begin(), d.payload.end());
   } else {
@@ -752,6 +864,12 @@ absl::StatusOr<object_placement> object_table::placement_of(object_id id) const 
   absl::StatusOr<entry*> e = find(id, "placement");
   if (!e.ok()) return e.status();
   return (*e)->automatic ? object_placement::automatic : (*e)->where;
+}
+
+absl::StatusOr<object_placement> object_table::current_placement_of(object_id id) const {
+  absl::StatusOr<entry*> e = find(id, "placement");
+  if (!e.ok()) return e.status();
+  return (*e)->where;
 }
 
 absl::StatusOr<comm::node_id> object_table::owner_of(object_id id) const {

@@ -76,6 +76,9 @@ class object_table final : public delivery_unit {
   // Waits until object `id` exists here (its creation applied), for at most `timeout`.
   [[nodiscard]] absl::Status attach(object_id id, absl::Duration timeout);
   static constexpr object_id kOrderedIds = object_id{1} << 62;
+  // Automatic placement: a single copy becomes replicated when its reads are at least this
+  // many times its writes (replication_switch.cpp); a hint at or above it starts replicated.
+  static constexpr std::uint64_t kReplicateReadsPerWrite = 4;
 
   // Runs a call and waits for its result (see iso::object::invoke). `read_path`: the call
   // came through invoke_read().
@@ -110,9 +113,13 @@ class object_table final : public delivery_unit {
   [[nodiscard]] absl::StatusOr<std::size_t> waiting_calls(object_id id) const;
   [[nodiscard]] absl::StatusOr<std::vector<resumed_call>> resume_log(object_id id) const;
   [[nodiscard]] absl::StatusOr<object_placement> placement_of(object_id id) const;
+  // Replicated or single_copy: where an automatic object is now, as this node applied it.
+  [[nodiscard]] absl::StatusOr<object_placement> current_placement_of(object_id id) const;
   [[nodiscard]] absl::StatusOr<comm::node_id> owner_of(object_id id) const;
   [[nodiscard]] absl::StatusOr<const std::string*> type_name(object_id id) const;
   [[nodiscard]] order_kind order() const { return order_->kind(); }
+  // How long a request to an owner waits for a sign of life (options::object_call_timeout).
+  void set_call_timeout(absl::Duration timeout) { call_timeout_ = timeout; }
 
   void on_delivery(const nicfw::delivery& d) override;
   [[nodiscard]] absl::Status end_round(std::uint64_t closed, bool& did_work) override;
@@ -160,6 +167,20 @@ class object_table final : public delivery_unit {
     bool offer_untaken = false;
     std::vector<request> deferred;
     std::vector<std::byte> early_transfer;
+    // Automatic switching between a single copy and replicas (replication_switch.cpp).
+    // Reads and writes since the last decision: counted by the owner of a single copy, and
+    // by every replica from the order (writes by sender; reads as nodes report them).
+    std::uint64_t window_reads = 0;
+    std::uint64_t window_writes = 0;
+    std::vector<std::uint64_t> writes_by;
+    // Replicated: this node's reads not yet reported through the order.
+    std::uint64_t unreported_reads = 0;
+    // Owner of a single copy: reads dominate; replies ask their callers to replicate it.
+    bool replicas_wanted = false;
+    // Owner: the object became replicated while its copy was on its way here.
+    bool replicate_on_arrival = false;
+    // Replicated here, its replica not yet arrived: ordered messages for it, kept in order.
+    std::vector<ordered_delivery> held;
   };
   // The outcome of a call that ran (its result or why it failed).
   struct outcome {
@@ -178,6 +199,14 @@ class object_table final : public delivery_unit {
     outcome out = {};
     std::optional<request> sent = {};  // a request to an owner: asked again if the copy moved
     bool offered = false;              // the owner offered its copy (automatic placement)
+    bool replicas_offered = false;     // the owner asked for the object to be replicated
+    // The object became replicated before the owner ran the call: dispatch it again.
+    bool redo = false;
+    // A request: when it was (last) sent and to whom; whether that node answered or said
+    // that it keeps the call (a sign of life: the deadline no longer applies).
+    absl::Time asked = absl::InfinitePast();
+    comm::node_id asked_node = 0;
+    bool acknowledged = false;
   };
   struct outgoing {
     comm::node_id to = 0;
@@ -198,6 +227,12 @@ class object_table final : public delivery_unit {
   void on_transfer(std::vector<std::byte> packet);
   void on_moved(std::span<const std::byte> bytes);
   void send_request(const request& r, comm::node_id to);
+  // Tells the caller of `r` that this node keeps its call (it waits here).
+  void send_accepted(const request& r);
+  // A request unanswered past the deadline: DeadlineExceeded naming object, operation and
+  // owner; the call is dropped (a late answer is discarded).
+  [[nodiscard]] bool overdue(const pending_call& p) const;
+  [[nodiscard]] absl::Status give_up(std::uint64_t call);
   void retry_deferred(entry& e);
   [[nodiscard]] absl::StatusOr<entry*> find(object_id id, const char* what) const;
   // The operation, or InvalidArgument naming the object.
@@ -221,15 +256,17 @@ class object_table final : public delivery_unit {
       operation_id op, object_id id, std::uint64_t call, std::span<const std::byte> body) const;
   void serve(request r);
   void on_reply(std::span<const std::byte> bytes);
-  void send_reply(comm::node_id to, std::uint64_t call, const outcome& out, bool offer = false);
+  void send_reply(comm::node_id to, std::uint64_t call, const outcome& out, std::uint8_t offer = 0);
   // Sends what the outbox holds while credits allow; FIFO.
   [[nodiscard]] absl::Status flush_outbox(bool& did_work);
   // Puts a message (header then `body`) into the objects order. OutOfRange when too large.
   [[nodiscard]] absl::Status send_ordered(operation_id op, object_id id, std::uint64_t call,
                                           std::span<const std::byte> body);
-  // Waits until `call` completes; its outcome, and whether the owner offered its copy.
+  // Waits until `call` completes (dispatching it again when told to redo it); its outcome,
+  // whether the owner offered its copy, and whether it asked for replicas.
   [[nodiscard]] absl::StatusOr<std::vector<std::byte>> wait(std::uint64_t call,
-                                                            bool* offered = nullptr);
+                                                            bool* offered = nullptr,
+                                                            bool* replicas = nullptr);
   // Automatic placement (placement_policy.cpp): counts a call the owner runs for `caller`
   // and decides, after each window of calls, whether to offer the copy; whether the reply
   // to `caller` carries the offer; forgetting the counts once the copy moved.
@@ -237,6 +274,27 @@ class object_table final : public delivery_unit {
   [[nodiscard]] bool offer_for(entry& e, comm::node_id caller);
   void reset_uses(entry& e);
   void note_untaken_offer(object_id id);
+  // Automatic switching (replication_switch.cpp): counting a call by kind and deciding;
+  // asking the job to replicate `id` (through the order; returns once applied here); the
+  // switches at their points of the order; a replica that arrived; a call to redo because
+  // the object became replicated under it; this node's reads reported.
+  void note_call(entry& e, comm::node_id caller, const operation& op);
+  [[nodiscard]] std::uint8_t offer_for_call(entry& e, comm::node_id caller);
+  [[nodiscard]] absl::Status replicate(object_id id);
+  void apply_replicate(const ordered_delivery& d, object_id id, std::uint64_t call);
+  void ship_replicas(entry& e);
+  void install_replica(entry& e, std::span<const std::byte> packet);
+  void note_ordered(entry& e, const ordered_delivery& d, const operation& op);
+  void apply_reads(const ordered_delivery& d, object_id id);
+  void decide_replicated(entry& e);
+  void unreplicate(entry& e, comm::node_id to);
+  [[nodiscard]] bool hold_ordered(const ordered_delivery& d, object_id id, std::uint32_t op);
+  [[nodiscard]] bool ordered_to_single_copy(const ordered_delivery& d, object_id id,
+                                            std::uint32_t op, std::uint64_t call);
+  [[nodiscard]] absl::Status redo(std::uint64_t call);
+  [[nodiscard]] absl::Status wait_for_replica(entry& e);
+  [[nodiscard]] absl::Status report_reads(entry& e);
+  [[nodiscard]] std::vector<std::byte> packed_copy(const entry& e, bool replica) const;
 
   event_loop& loop_;
   std::unique_ptr<object_order> order_;
@@ -252,6 +310,10 @@ class object_table final : public delivery_unit {
   std::deque<request> requests_;
   std::deque<std::vector<std::byte>> transfers_;  // arrived copies, not yet installed
   std::deque<outgoing> outbox_;
+  // Dropped calls told to redo (the object became replicated): dispatched again by the next
+  // call of this node, so that a dropped write is still applied once.
+  std::vector<std::uint64_t> redo_dropped_;
+  absl::Duration call_timeout_ = absl::Seconds(60);
 };
 
 }  // namespace iso::runtime

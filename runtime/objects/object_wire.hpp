@@ -17,8 +17,15 @@ namespace iso::runtime::objects_wire {
 
 // request: a call, to the owner as the caller knows it; reply: its answer; moved: the
 // receiver no longer keeps the copy (the caller asks again where the reply says); transfer:
-// a migrating copy (state and waiting calls) to its new owner.
-enum class packet_kind : std::uint8_t { request = 1, reply = 2, moved = 3, transfer = 4 };
+// a migrating copy (state and waiting calls) to its new owner; accepted: the owner (or a
+// node the copy is on its way to) keeps the call, which waits there (a reply_header).
+enum class packet_kind : std::uint8_t {
+  request = 1,
+  reply = 2,
+  moved = 3,
+  transfer = 4,
+  accepted = 5
+};
 
 // A call of an operation of a single copy, to its owner.
 struct request_header {
@@ -38,8 +45,10 @@ struct reply_header {
   direct_tag tag = direct_tag::objects;
   packet_kind kind = packet_kind::reply;
   std::uint8_t code = 0;
-  std::uint8_t offer = 0;  // reply: 1 when the owner offers the copy (automatic placement)
-  std::uint32_t owner = 0;
+  // reply (automatic placement): kOfferCopy when the owner offers the copy, kOfferReplicas
+  // when it asks the caller to replicate the object.
+  std::uint8_t offer = 0;
+  std::uint32_t owner = 0;  // moved: kReplicatedOwner when the object is replicated now
   std::uint64_t call = 0;
   std::uint64_t epoch = 0;
 };
@@ -49,7 +58,8 @@ struct reply_header {
 struct transfer_header {
   direct_tag tag = direct_tag::objects;
   packet_kind kind = packet_kind::transfer;
-  std::uint8_t reserved[2] = {};
+  std::uint8_t replica = 0;  // 1: a replica for a node, the object became replicated
+  std::uint8_t reserved = 0;
   std::uint32_t waiting = 0;
   std::uint64_t object = 0;
   std::uint64_t epoch = 0;  // the migrations the sender had applied
@@ -75,6 +85,14 @@ struct write_header {
 // Operation ids of the order's messages that are not operations.
 inline constexpr std::uint32_t kCreateOp = 0xffffffffu;
 inline constexpr std::uint32_t kMigrateOp = 0xfffffffeu;
+// Automatic placement: a single copy becomes replicated; a node reports the reads it ran
+// on its replica (a u64 count).
+inline constexpr std::uint32_t kReplicateOp = 0xfffffffdu;
+inline constexpr std::uint32_t kReadsOp = 0xfffffffcu;
+
+inline constexpr std::uint8_t kOfferCopy = 1;
+inline constexpr std::uint8_t kOfferReplicas = 2;
+inline constexpr std::uint32_t kReplicatedOwner = 0xffffffffu;
 
 static_assert(std::is_trivially_copyable_v<request_header>);
 static_assert(std::is_trivially_copyable_v<reply_header>);

@@ -1,7 +1,8 @@
 // Run by isorun as 3 processes: shared objects between real processes. Orca's Int (every
 // node increments, node 0 awaits the total) replicated, as a single copy that migrates
 // twice in the middle, and placed automatically, a job queue whose jobs
-// are each taken exactly once, and replicas left identical by concurrent writes.
+// are each taken exactly once, replicas left identical by concurrent writes, and an
+// automatic object switching to replicas and back.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -93,6 +94,63 @@ TEST(ObjectJob, ConcurrentWritesLeaveIdenticalReplicas) {
     }
   }
   EXPECT_EQ(mixed.writes_applied(), 200u * node.count());
+  node.barrier();
+}
+
+// Automatic placement between processes: a read-mostly phase replicates the object and a
+// write-mostly phase returns it to one copy, at the same point everywhere; every increment
+// lands once (the results of all incs are 1..total).
+TEST(ObjectJob, AutomaticPlacementSwitchesBothWays) {
+  iso::node& node = iso::test::job_node();
+  const iso::object_type int_type = iso::test::make_int_type();
+  constexpr int kCalls = 300;
+  iso::object counter(node, int_type,
+                      {.placement = object_placement::automatic, .owner = node.count() - 1});
+  iso::object arrivals(node, int_type, {.placement = object_placement::replicated});
+  const auto nodes = static_cast<std::int64_t>(node.count());
+  std::vector<std::int64_t> incs;
+  // Each node's earlier messages of the order are applied everywhere once every node's
+  // increment of `arrivals` is.
+  auto order_barrier = [&](std::int64_t round) {
+    arrivals.call<std::int64_t>(int_ops::kInc, std::int64_t{1});
+    arrivals.read<std::int64_t>(int_ops::kAwait, round * nodes);
+  };
+  for (int i = 0; i < kCalls; ++i) {
+    if (i % 10 == 0) {
+      incs.push_back(counter.call<std::int64_t>(int_ops::kInc, std::int64_t{1}));
+    } else {
+      EXPECT_GE(counter.read<std::int64_t>(int_ops::kValue), 0);
+    }
+  }
+  order_barrier(1);
+  EXPECT_EQ(counter.current_placement(), object_placement::replicated);
+  node.barrier();  // no phase-2 write is ordered before every node looked
+  for (int i = 0; i < kCalls; ++i) {
+    if (i % 10 == 0) {
+      EXPECT_GE(counter.read<std::int64_t>(int_ops::kValue), 0);
+    } else {
+      incs.push_back(counter.call<std::int64_t>(int_ops::kInc, std::int64_t{1}));
+    }
+  }
+  order_barrier(2);
+  EXPECT_EQ(counter.current_placement(), object_placement::single_copy);
+  if (node.id() != 0) {
+    node.send(0, std::as_bytes(std::span(incs)));
+  } else {
+    std::vector<std::int64_t> all = incs;
+    for (std::uint32_t i = 1; i < node.count(); ++i) {
+      const iso::message m = node.receive();
+      const std::size_t at = all.size();
+      all.resize(at + m.bytes().size() / sizeof(std::int64_t));
+      std::memcpy(all.data() + at, m.bytes().data(), m.bytes().size());
+    }
+    std::sort(all.begin(), all.end());
+    ASSERT_EQ(all.size(), static_cast<std::size_t>(nodes * (kCalls / 10 + kCalls * 9 / 10)));
+    for (std::size_t k = 0; k < all.size(); ++k) {
+      ASSERT_EQ(all[k], static_cast<std::int64_t>(k + 1));
+    }
+    EXPECT_EQ(counter.read<std::int64_t>(int_ops::kValue), static_cast<std::int64_t>(all.size()));
+  }
   node.barrier();
 }
 
