@@ -28,25 +28,29 @@ using iso::test::run_inproc;
 namespace int_ops = iso::test::int_ops;
 namespace queue_ops = iso::test::queue_ops;
 
-class AutoPlacement : public testing::TestWithParam<std::tuple<int, iso::nic_mode>> {
+using auto_params = std::tuple<int, iso::nic_mode, iso::order_kind>;
+
+class AutoPlacement : public testing::TestWithParam<auto_params> {
  protected:
   [[nodiscard]] static int nodes() { return std::get<0>(GetParam()); }
   [[nodiscard]] static iso::options job_options() {
-    iso::options o = iso::test::object_job_options();
+    iso::options o = iso::test::object_job_options(std::get<2>(GetParam()));
     o.nic = std::get<1>(GetParam());
     return o;
   }
 };
 
-std::string param_name(const testing::TestParamInfo<std::tuple<int, iso::nic_mode>>& p) {
+std::string param_name(const testing::TestParamInfo<auto_params>& p) {
   return std::to_string(std::get<0>(p.param)) + "_nodes_" +
-         (std::get<1>(p.param) == iso::nic_mode::thread ? "thread" : "inline");
+         (std::get<1>(p.param) == iso::nic_mode::thread ? "thread" : "inline") + "_" +
+         iso::test::order_name(std::get<2>(p.param));
 }
 
-INSTANTIATE_TEST_SUITE_P(NodesAndNicModes, AutoPlacement,
+INSTANTIATE_TEST_SUITE_P(NodesNicModesAndOrders, AutoPlacement,
                          testing::Combine(testing::Values(2, 3),
                                           testing::Values(iso::nic_mode::thread,
-                                                          iso::nic_mode::inline_poll)),
+                                                          iso::nic_mode::inline_poll),
+                                          iso::test::both_object_orders()),
                          param_name);
 
 // Waits until every node has applied everything each node did before it arrived here: an
