@@ -5,13 +5,13 @@
 //   read op, single copy (RPC): Int.value() on node 1's single copy, against shmem_g on PE 1;
 //   inc(), single copy (RPC):   Int.inc(1) on node 1's single copy, against
 //                               shmem_atomic_fetch_add on PE 1;
-//   inc(), replicated:          Int.inc(1) on a replicated object: through the sequencer
-//                               order to every replica; to the caller's resume (its own
-//                               replica applied it), against shmem_atomic_fetch_add and
-//                               against rank 0's MPI_Bcast of the write's 32 bytes; to the
-//                               last replica (every other node answers by a plain message
-//                               once its replica applied it), against MPI_Bcast with the
-//                               same answers; throughput with every node writing (64
+//   inc(), replicated:          Int.inc(1) on a replicated object: through the objects
+//                               order (each of sequencer and isotach) to every replica; to the
+//                               caller's resume (its own replica applied it), against
+//                               shmem_atomic_fetch_add and against rank 0's MPI_Bcast of the
+//                               write's 32 bytes; to the last replica (every other node answers by
+//                               a plain message once its replica applied it), against MPI_Bcast
+//                               with the same answers; throughput with every node writing (64
 //                               outstanding each; microseconds per write applied at node 0),
 //                               against MPI_Bcast from each rank in turn.
 // The first four are node 0's alone while the others serve; the last two involve every node.
@@ -184,20 +184,28 @@ int main(int argc, char** argv) {
   const unsigned cores = std::max(1U, std::thread::hardware_concurrency());
   std::printf(
       "obj-bench: node 0 measures alone, then every node takes part (to the last replica, "
-      "throughput); 2, 4 and 8 processes (shm) on %u cores, %d rounds x %d repetitions, iso, "
+      "throughput); 2, 4 and 8 processes (shm) on %u cores, %d rounds x %d repetitions, iso (both "
+      "objects orders), "
       "OpenSHMEM and MPI_Bcast of %d bytes alternating\n",
       cores, rounds, repetitions, kReplicatedWriteBytes);
   std::fflush(stdout);
   constexpr std::array<int, 3> kProcesses = {2, 4, 8};
-  std::array<iso::bench::sample_table, 3> ours, peer, mpi;
+  // Our samples by objects order (ISO_OBJECT_ORDER), then by process count.
+  constexpr std::array<const char*, 2> kOrders = {"sequencer", "isotach"};
+  std::array<std::array<iso::bench::sample_table, 3>, 2> ours;
+  std::array<iso::bench::sample_table, 3> peer, mpi;
   bool have_mpi = false;
   for (int round = 0; round < rounds; ++round) {
     for (std::size_t c = 0; c < kProcesses.size(); ++c) {
-      if (!iso::bench::collect(absl::StrFormat("'%s/isorun' -n %d -- '%s' --worker%s", bin,
-                                               kProcesses[c], self, flags),
-                               ours[c])) {
-        std::fprintf(stderr, "obj-bench: our measurement on %d processes failed\n", kProcesses[c]);
-        return 1;
+      for (std::size_t o = 0; o < kOrders.size(); ++o) {
+        if (!iso::bench::collect(
+                absl::StrFormat("ISO_OBJECT_ORDER=%s '%s/isorun' -n %d -- '%s' --worker%s",
+                                kOrders[o], bin, kProcesses[c], self, flags),
+                ours[o][c])) {
+          std::fprintf(stderr, "obj-bench: our measurement on %d processes (%s order) failed\n",
+                       kProcesses[c], kOrders[o]);
+          return 1;
+        }
       }
       if (have_peer) iso::bench::collect_shmem_peer(bin, quick, peer[c], kProcesses[c]);
       const std::optional<std::string> bcast = iso::bench::mpi_peer_command(
@@ -215,9 +223,6 @@ int main(int argc, char** argv) {
   if (!have_mpi) std::printf("(no MPI peer or mpirun: no MPI_Bcast column)\n");
   using iso::bench::indexed_key;
   using iso::bench::summarize;
-  // The order replicated writes travel in. Objects use the sequencer order today; when an
-  // object can choose the isotach order, its rows go here too ("both orders").
-  const char* const order = "sequencer order";
   for (std::size_t c = 0; c < kProcesses.size(); ++c) {
     const int n = kProcesses[c];
     const std::string placing =
@@ -230,27 +235,34 @@ int main(int argc, char** argv) {
     iso::bench::print_header("iso", "OpenSHMEM");
     const std::optional<iso::bench::summary> get = summarize(peer[c]["shmem_g_us"]);
     const std::optional<iso::bench::summary> fadd = summarize(peer[c]["shmem_atomic_fadd_us"]);
-    iso::bench::print_row("read op, local replica", summarize(ours[c]["obj_local_read_us"]),
+    // Reads and single copies do not use the objects order: the sequencer runs give them.
+    iso::bench::sample_table& plain = ours[0][c];
+    iso::bench::print_row("read op, local replica", summarize(plain["obj_local_read_us"]),
                           std::nullopt);
-    iso::bench::print_row("read op, single copy (RPC) / g", summarize(ours[c]["obj_rpc_read_us"]),
+    iso::bench::print_row("read op, single copy (RPC) / g", summarize(plain["obj_rpc_read_us"]),
                           get);
-    iso::bench::print_row("inc(), single copy (RPC) / fadd", summarize(ours[c]["obj_rpc_inc_us"]),
+    iso::bench::print_row("inc(), single copy (RPC) / fadd", summarize(plain["obj_rpc_inc_us"]),
                           fadd);
-    iso::bench::print_row("inc(), replicated / fadd", summarize(ours[c]["obj_replicated_inc_us"]),
-                          fadd);
-    std::printf(
-        "replicated inc() (%s) beside MPI_Bcast of %d bytes (throughput: every node writing, "
-        "MPI every rank in turn; microseconds per write applied at node 0):\n",
-        order, kReplicatedWriteBytes);
-    iso::bench::print_header("iso", "MPI_Bcast");
-    iso::bench::print_row("resume / root returns", summarize(ours[c]["obj_replicated_inc_us"]),
-                          summarize(mpi[c][indexed_key("mpi_bcast_root_us", n)]));
-    iso::bench::print_row("last replica, acked / acked",
-                          summarize(ours[c]["obj_replicated_inc_acked_us"]),
-                          summarize(mpi[c][indexed_key("mpi_bcast_ack_us", n)]));
-    iso::bench::print_row("throughput: us per write / bcast",
-                          summarize(ours[c]["obj_replicated_thru_us"]),
-                          summarize(mpi[c][indexed_key("mpi_bcast_thru_us", n)]));
+    for (std::size_t o = 0; o < kOrders.size(); ++o) {
+      iso::bench::print_row(absl::StrFormat("inc(), repl. %s / fadd", kOrders[o]),
+                            summarize(ours[o][c]["obj_replicated_inc_us"]), fadd);
+    }
+    for (std::size_t o = 0; o < kOrders.size(); ++o) {
+      iso::bench::sample_table& replicated = ours[o][c];
+      std::printf(
+          "replicated inc() (%s order) beside MPI_Bcast of %d bytes (throughput: every node "
+          "writing, MPI every rank in turn; microseconds per write applied at node 0):\n",
+          kOrders[o], kReplicatedWriteBytes);
+      iso::bench::print_header("iso", "MPI_Bcast");
+      iso::bench::print_row("resume / root returns", summarize(replicated["obj_replicated_inc_us"]),
+                            summarize(mpi[c][indexed_key("mpi_bcast_root_us", n)]));
+      iso::bench::print_row("last replica, acked / acked",
+                            summarize(replicated["obj_replicated_inc_acked_us"]),
+                            summarize(mpi[c][indexed_key("mpi_bcast_ack_us", n)]));
+      iso::bench::print_row("throughput: us per write / bcast",
+                            summarize(replicated["obj_replicated_thru_us"]),
+                            summarize(mpi[c][indexed_key("mpi_bcast_thru_us", n)]));
+    }
   }
   return 0;
 }
