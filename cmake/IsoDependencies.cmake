@@ -8,6 +8,9 @@ find_package(absl REQUIRED)
 find_package(PkgConfig REQUIRED)
 find_package(ZLIB REQUIRED)
 pkg_check_modules(HWLOC REQUIRED IMPORTED_TARGET hwloc)
+# The bootstrap of jobs that a PMIx launcher (mpirun, srun --mpi=pmix) starts; the package's
+# flags carry an rpath to its private prefix.
+pkg_check_modules(PMIX REQUIRED IMPORTED_TARGET pmix)
 if(ISO_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()

@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config git
   libabsl-dev libprotobuf-dev protobuf-compiler libprotoc-dev
-  libhwloc-dev zlib1g-dev libgtest-dev libgmock-dev libboost-context-dev
+  libhwloc-dev libpmix-dev zlib1g-dev libgtest-dev libgmock-dev libboost-context-dev
   openmpi-bin libopenmpi-dev clang-format clang-tidy
   chromium-headless-shell
 )
