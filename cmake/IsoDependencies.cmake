@@ -19,3 +19,6 @@ if(ISO_BUILD_BENCHMARKS)
   find_package(MPI COMPONENTS CXX QUIET)
 endif()
 find_package(Protobuf REQUIRED)
+# The ucx transport (comm/ucx/) is built only where UCX is installed.
+find_package(ucx QUIET)
+set(ISO_HAVE_UCX ${ucx_FOUND})
