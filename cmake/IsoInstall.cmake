@@ -6,7 +6,11 @@ set(ISO_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/iso)
 
 # The layer libraries are static; a static library's private dependencies still reach the
 # final link, so all of them are exported (consumers see only iso::iso).
-install(TARGETS iso iso_runtime iso_nicfw iso_nicfw_topology iso_comm iso_base
+set(_iso_layer_targets iso iso_runtime iso_nicfw iso_nicfw_topology iso_comm iso_base)
+if(ISO_HAVE_UCX)
+  list(APPEND _iso_layer_targets iso_comm_ucx)
+endif()
+install(TARGETS ${_iso_layer_targets}
         EXPORT iso-targets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})

@@ -299,6 +299,12 @@ std::vector<config_row> describe(const options& opts) {
   for (const setting& s : settings()) {
     rows.push_back({s.name, s.unit, s.range, s.help, s.print(opts)});
   }
+  // Read by the launch (runtime/bootstrap/launch_environment.hpp), not an options field.
+  const char* transport = std::getenv("ISO_TRANSPORT");
+  rows.push_back({"ISO_TRANSPORT", "name", "shm, inproc or ucx",
+                  "where the nodes run: shm or inproc (set by isorun), ucx (processes a PMIx "
+                  "launcher starts; automatic under one); node.status() shows the lanes",
+                  transport != nullptr ? transport : "automatic"});
   const char* fault = std::getenv(kTestFaultVariable);
   rows.push_back({kTestFaultVariable, "plan", "reorder|corrupt:DEST:N[:MINBYTES], or empty",
                   "test only: break this node's transport once", fault ? fault : ""});

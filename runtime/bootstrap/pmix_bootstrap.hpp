@@ -2,8 +2,8 @@
 // of the interface goes through the process's pmix_session. A barrier is a PMIx fence that
 // also collects what each node arrived with (its digest and mark), so barrier_arrive()
 // starts a non-blocking fence and barrier_passed() asks whether it completed. A failed
-// node is learnt from the launcher's events (a process aborted or ended) or from the
-// node's own report (abort_job()).
+// node is learnt from the launcher's events (a process aborted or ended); abort_job()
+// marks this node failed here only, and the others learn of it when its process ends.
 //
 // What PMIx does not tell: which nodes have arrived at a fence that has not completed, so
 // barrier_arrived() knows only this node's arrival. A stopped process is the launcher's to

@@ -19,7 +19,7 @@ namespace {
 // Keys of the job's own use, beside the callers' (which get kUserPrefix).
 constexpr char kUserPrefix[] = "iso.";
 constexpr char kSecretKey[] = "iso-job.secret";
-// The event by which a node tells the others that it failed (PMIx leaves codes below
+// A node's own failure, as this process records it (PMIx leaves codes below
 // PMIX_EXTERNAL_ERR_BASE to applications).
 constexpr pmix_status_t kNodeFailedEvent = PMIX_EXTERNAL_ERR_BASE - 18;
 constexpr std::size_t kSecretBytes = 24;
@@ -117,14 +117,19 @@ absl::Status pmix_session::connect(absl::Duration timeout) {
   }
   size_ = value->data.uint32;
   PMIX_VALUE_RELEASE(value);
+  value = nullptr;
+  if (PMIx_Get(&job, PMIX_LOCAL_SIZE, nullptr, 0, &value) == PMIX_SUCCESS && value != nullptr &&
+      value->type == PMIX_UINT32 && value->data.uint32 > 0) {
+    local_size_ = value->data.uint32;
+  }
+  if (value != nullptr) PMIX_VALUE_RELEASE(value);
   if (rank_ >= size_) {
     return absl::InternalError(
         absl::StrFormat("PMIx says this process is rank %u of a job of %u", rank_, size_));
   }
 
-  std::array<pmix_status_t, 5> codes = {PMIX_ERR_PROC_ABORTED, PMIX_ERR_PROC_ABORTING,
-                                        PMIX_EVENT_PROC_TERMINATED, PMIX_ERR_LOST_CONNECTION,
-                                        kNodeFailedEvent};
+  std::array<pmix_status_t, 4> codes = {PMIX_ERR_PROC_ABORTED, PMIX_ERR_PROC_ABORTING,
+                                        PMIX_EVENT_PROC_TERMINATED, PMIX_ERR_LOST_CONNECTION};
   const pmix_status_t reg = PMIx_Register_event_handler(codes.data(), codes.size(), nullptr, 0,
                                                         on_event, nullptr, nullptr);
   if (reg < 0) return absl::InternalError(pmix_error("PMIx_Register_event_handler", reg));
@@ -299,19 +304,10 @@ absl::StatusOr<std::string> pmix_session::get(std::uint32_t node, std::string_vi
 }
 
 void pmix_session::note_failed(std::uint32_t node) {
+  // Only here: telling the others through PMIx_Notify_event leaves Open MPI 4.1's mpirun
+  // hanging after the job ends. The node's process ends with an error, which the launcher
+  // reports to the others (or ends them).
   record_failure(node, kNodeFailedEvent);
-  pmix_proc_t proc;
-  PMIX_PROC_CONSTRUCT(&proc);
-  PMIX_LOAD_PROCID(&proc, nspace_.c_str(), node);
-  pmix_info_t affected;
-  PMIX_INFO_LOAD(&affected, PMIX_EVENT_AFFECTED_PROC, &proc, PMIX_PROC);
-  const pmix_status_t status = PMIx_Notify_event(kNodeFailedEvent, nullptr, PMIX_RANGE_NAMESPACE,
-                                                 &affected, 1, nullptr, nullptr);
-  PMIX_INFO_DESTRUCT(&affected);
-  if (status != PMIX_SUCCESS && status != PMIX_OPERATION_SUCCEEDED) {
-    ISO_LOG(runtime, warn, "node %u could not tell the others that node %u failed: %s", rank_, node,
-            pmix_error("PMIx_Notify_event", status));
-  }
 }
 
 absl::Status pmix_session::job_status() const {
@@ -323,7 +319,7 @@ absl::Status pmix_session::job_status() const {
         absl::StrFormat("node %u lost its PMIx server (the launcher is gone): %s", rank_,
                         PMIx_Error_string(cause)));
   }
-  const char* how = cause == kNodeFailedEvent             ? "failed (it said so)"
+  const char* how = cause == kNodeFailedEvent             ? "failed"
                     : cause == PMIX_EVENT_PROC_TERMINATED ? "ended (the launcher said so)"
                                                           : "was aborted (the launcher said so)";
   return absl::AbortedError(absl::StrFormat("node %d %s", node, how));

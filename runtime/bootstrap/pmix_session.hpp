@@ -47,6 +47,8 @@ class pmix_session {
 
   [[nodiscard]] std::uint32_t rank() const { return rank_; }
   [[nodiscard]] std::uint32_t size() const { return size_; }
+  // How many nodes of the job run on this host (PMIX_LOCAL_SIZE; 1 where PMIx does not say).
+  [[nodiscard]] std::uint32_t local_size() const { return local_size_; }
   [[nodiscard]] const std::string& job_name() const { return nspace_; }
   [[nodiscard]] const std::string& secret() const { return secret_; }
 
@@ -65,8 +67,8 @@ class pmix_session {
   // collected (it never asks a peer that may be gone). NotFound names node and key.
   [[nodiscard]] absl::StatusOr<std::string> get(std::uint32_t node, std::string_view key) const;
 
-  // Node `node` failed: this process takes it so at once, and tells the others through a
-  // PMIx event. Never blocks for long.
+  // Node `node` failed: this process takes it so at once. The others learn it from the
+  // launcher when this process ends with an error. Never blocks.
   void note_failed(std::uint32_t node);
   // This node leaves the job: failures noticed from now on do not concern it.
   void leave() { left_ = true; }
@@ -81,6 +83,7 @@ class pmix_session {
   struct fence_call;
   std::uint32_t rank_ = 0;
   std::uint32_t size_ = 0;
+  std::uint32_t local_size_ = 1;
   std::string nspace_;
   std::string secret_;
   bool initialized_ = false;

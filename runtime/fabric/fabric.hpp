@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -26,6 +27,13 @@
 #include "runtime/bootstrap/bootstrap.hpp"
 
 namespace iso::runtime {
+
+// What a job runs on, for the settings table (node::status(), iso/status.hpp).
+struct fabric_description {
+  std::string fabric;     // shm, inproc or ucx
+  std::string transport;  // the transport between nodes
+  std::string lanes;      // what the transport found to carry packets (ucx: e.g. "posix,tcp")
+};
 
 class fabric {
  public:
@@ -50,6 +58,8 @@ class fabric {
   virtual void mark_failed(std::uint32_t rank) = 0;
   // OK while no node has failed; then Aborted, naming the node. Never blocks.
   [[nodiscard]] virtual absl::Status job_status() const = 0;
+  // Which fabric, transport and lanes; the lanes once this process's ports are open.
+  [[nodiscard]] virtual fabric_description describe() const = 0;
 };
 
 }  // namespace iso::runtime
