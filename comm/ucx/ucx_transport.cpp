@@ -31,6 +31,10 @@ constexpr std::size_t kMaxPacket = std::size_t{1} << 20;
 // Bytes (payload plus header) a sender may have sent to one peer that the peer has not yet
 // handed up and released. Bounds the memory a slow receiver costs, per sender.
 constexpr std::uint64_t kWindowBytes = std::uint64_t{4} << 20;
+// Sends to one peer that UCX has queued rather than done at once. Beyond this the path is
+// congested below the credit window (a shared-memory FIFO or socket is full), and queueing
+// more in UCX only costs it time: send() says Unavailable instead.
+constexpr std::uint32_t kMaxQueuedSends = 64;
 // A receiver returns credit once this much was released since its last credit message.
 constexpr std::uint64_t kCreditBatch = kWindowBytes / 4;
 // How long a missing packet may stay missing while later ones from its sender have arrived.
@@ -117,6 +121,7 @@ struct ucx_transport::state {
     std::uint64_t next_sequence = 0;
     std::uint64_t sent_bytes = 0;      // costs of all packets sent
     std::uint64_t credited_bytes = 0;  // of which the peer has released this much
+    std::uint32_t queued_sends = 0;    // handed to UCX and not yet done
   };
   struct inbound {
     std::uint64_t next_sequence = 0;                      // the sequence number of slots.front()
@@ -433,6 +438,7 @@ absl::Status ucx_transport::state::post(ucx_send_record* record, unsigned id,
                                                   ucx_error(UCS_PTR_STATUS(request))));
   }
   sends_in_flight.insert(record);
+  ++out[record->destination].queued_sends;
   return absl::OkStatus();
 }
 
@@ -445,6 +451,7 @@ void ucx_transport::state::on_send_done(void* request, ucs_status_t status, void
   }
   ucp_request_free(request);
   s.sends_in_flight.erase(record);
+  --s.out[record->destination].queued_sends;
   s.recycle(std::unique_ptr<ucx_send_record>(record));
 }
 
@@ -467,7 +474,8 @@ absl::Status ucx_transport::send(node_id destination, std::span<const byte_span>
   }
   state::outbound& to = s.out[destination];
   auto window_full = [&] {
-    return to.sent_bytes - to.credited_bytes + cost_of(total) > kWindowBytes;
+    return to.sent_bytes - to.credited_bytes + cost_of(total) > kWindowBytes ||
+           to.queued_sends >= kMaxQueuedSends;
   };
   if (window_full()) {
     s.progress();  // credit may be waiting in the worker
@@ -624,7 +632,9 @@ void ucx_transport::state::start_rendezvous() {
 
 void ucx_transport::state::progress() {
   ucp_worker_progress(worker);
+  if (rndv_to_start.empty()) return;
   start_rendezvous();
+  ucp_worker_progress(worker);  // moves the receives just started along
 }
 
 void ucx_transport::state::release(node_id source, ucx_arrival& arrival) {
