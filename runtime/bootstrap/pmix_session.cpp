@@ -244,7 +244,13 @@ absl::StatusOr<bool> pmix_session::fence_done(std::uint64_t number) const {
   }
   const fence_call& call = *fences_[number - first_fence_];
   if (!call.done.load(std::memory_order_acquire)) return false;
-  if (const pmix_status_t status = call.status.load(); status != PMIX_SUCCESS) {
+  const pmix_status_t status = call.status.load();
+  if (status == PMIX_ERR_PARTIAL_SUCCESS) {
+    // What Open MPI's launcher answers when a process of the job ended during the fence.
+    return absl::AbortedError(absl::StrFormat(
+        "node %u: a node of the job ended during a barrier (the PMIx launcher names it)", rank_));
+  }
+  if (status != PMIX_SUCCESS) {
     return absl::InternalError(
         absl::StrFormat("node %u: %s", rank_, pmix_error("PMIx_Fence", status)));
   }
