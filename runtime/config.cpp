@@ -284,6 +284,13 @@ absl::StatusOr<options> apply_environment(const options& requested) {
 
 absl::StatusOr<test_settings> read_test_settings() {
   test_settings out;
+  if (const char* netns = std::getenv("ISO_TEST_NETNS"); netns != nullptr) {
+    if (std::string_view(netns).find('/') != std::string_view::npos) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("ISO_TEST_NETNS is '%s'; a namespace name prefix has no '/'", netns));
+    }
+    out.netns_prefix = netns;
+  }
   const char* fault = std::getenv(kTestFaultVariable);
   if (fault == nullptr || *fault == '\0') return out;
   if (absl::StatusOr<comm::fault_plan> plan = comm::parse_fault_plan(fault); !plan.ok()) {

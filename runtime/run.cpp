@@ -18,6 +18,7 @@
 #include "runtime/fabric/inproc_fabric.hpp"
 #include "runtime/fabric/shm_fabric.hpp"
 #ifdef ISO_HAVE_UCX
+#include "runtime/fabric/emulated_host.hpp"
 #include "runtime/fabric/ucx_fabric.hpp"
 #endif
 #include "runtime/job.hpp"
@@ -116,6 +117,10 @@ absl::StatusOr<std::shared_ptr<runtime::fabric>> make_private_fabric(
 // This process's node of a job that a PMIx launcher started.
 absl::StatusOr<std::shared_ptr<runtime::fabric>> make_ucx_fabric(const runtime::job_plan& plan) {
 #ifdef ISO_HAVE_UCX
+  if (!plan.test.netns_prefix.empty()) {
+    const std::string host = absl::StrFormat("%s%u", plan.test.netns_prefix, *plan.env.rank);
+    if (absl::Status s = runtime::enter_emulated_host(host); !s.ok()) return s;
+  }
   return std::make_shared<runtime::ucx_fabric>(plan.pmix, comm::ucx_options{});
 #else
   (void)plan;

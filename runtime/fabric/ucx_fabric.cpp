@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "base/log.hpp"
 #include "runtime/bootstrap/pmix_bootstrap.hpp"
 
 namespace iso::runtime {
@@ -36,6 +37,7 @@ absl::StatusOr<std::unique_ptr<comm::transport>> ucx_fabric::open_transport(std:
   {
     absl::MutexLock lock(&mu_);
     lanes_ = (*port)->lanes();
+    ISO_LOG(runtime, debug, "node %u reaches the others over ucx lanes %s", rank, lanes_);
   }
   return std::unique_ptr<comm::transport>(*std::move(port));
 }
