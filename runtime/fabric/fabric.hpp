@@ -3,7 +3,8 @@
 // every node from a fabric and knows no backend:
 //   - shm_fabric: processes on one host, in a segment isorun created (or a private one);
 //   - inproc_fabric: threads of one process, over the in-process transport;
-//   - next, ucx: processes on many hosts, bootstrapped by PMIx (no windows across hosts).
+//   - ucx_fabric: processes on one or many hosts that a PMIx launcher started, bootstrapped
+//     by PMIx (no windows across hosts).
 //
 //   std::shared_ptr<fabric> f = ...;
 //   ISO_ASSIGN_OR_RETURN(std::unique_ptr<comm::transport> t, f->open_transport(rank));
