@@ -158,7 +158,7 @@ struct ucx_transport::state {
   void progress();
   void start_rendezvous();
   void release(node_id source, ucx_arrival& arrival);
-  bool anything_deliverable() const;
+  [[nodiscard]] bool anything_deliverable() const;
   void close_endpoints();
 
   static ucs_status_t on_packet(void* arg, const void* header, std::size_t header_length,
@@ -617,7 +617,7 @@ void ucx_transport::state::start_rendezvous() {
           sequence, source, ucx_error(UCS_PTR_STATUS(request)))));
     } else {
       receives_in_flight.insert(request);
-      r.release();  // on_rendezvous_done frees it
+      (void)r.release();  // on_rendezvous_done frees it
     }
   }
 }
