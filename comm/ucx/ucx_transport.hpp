@@ -60,8 +60,10 @@ class ucx_transport final : public transport {
   // This node's worker address, opaque bytes to publish through the bootstrap.
   [[nodiscard]] std::string worker_address() const;
   // Phase 2: endpoints to every node from their addresses (indexed by rank, own included).
-  // InvalidArgument when the number of addresses is not size() or one cannot be used
-  // (naming its node); FailedPrecondition when already connected.
+  // InvalidArgument when the number of addresses is not size() or one is not a worker
+  // address made for its node (naming the node; checked before any endpoint is made);
+  // Unavailable when UCX cannot reach a node (naming it); FailedPrecondition when already
+  // connected. Does not wait for the peers.
   absl::Status connect(std::span<const std::string> addresses);
   // Which UCX lanes/transports the endpoints use, for the settings table, e.g. "posix,tcp".
   // Empty before connect().
