@@ -131,7 +131,10 @@ std::unique_ptr<comm::transport> make_ucx_transport(comm::shm_segment& segment, 
   }
   std::memcpy(board.data(), &length, sizeof(length));
   std::memcpy(board.data() + sizeof(length), own.data(), own.size());
-  if (!segment.barrier(absl::Seconds(30)).ok()) return nullptr;
+  if (!segment.barrier(absl::Seconds(30)).ok()) {
+    std::fprintf(stderr, "comm-bench: node %u: the address exchange failed\n", rank);
+    return nullptr;
+  }
   std::vector<std::string> addresses;
   for (std::uint32_t node = 0; node < size; ++node) {
     std::span<std::byte> theirs = segment.board(node);
@@ -181,13 +184,29 @@ int run_worker() {
     transport = comm::make_shm_transport(*segment, rank);
   }
   endpoint ep(*transport);
-  if (!(*segment)->barrier(absl::Seconds(30)).ok()) return 1;
+  if (!(*segment)->barrier(absl::Seconds(30)).ok()) {
+    std::fprintf(stderr, "comm-bench: node %u: the first barrier failed\n", rank);
+    return 1;
+  }
   for (int rep = 0; rep < kRepetitionsPerRound; ++rep) {
     for (std::size_t s : kLatencySizes) latency(ep, rank, s);
     for (std::size_t s : kBandwidthSizes) bandwidth(ep, rank, s);
   }
   std::fflush(stdout);
-  return (*segment)->barrier(absl::Seconds(30)).ok() ? 0 : 1;
+  // The last packet may still sit in the transport (ucx moves data only inside its calls),
+  // so the final barrier keeps polling until the peer is there too.
+  const std::uint32_t ticket = (*segment)->barrier_arrive();
+  const auto deadline = clock::now() + std::chrono::seconds(30);
+  for (;;) {
+    absl::StatusOr<bool> passed = (*segment)->barrier_passed(ticket);
+    if (!passed.ok() || clock::now() > deadline) {
+      std::fprintf(stderr, "comm-bench: node %u: the final barrier failed\n", rank);
+      return 1;
+    }
+    if (*passed) return 0;
+    std::size_t handled = 0;
+    if (!transport->poll([](comm::received_packet&) {}, handled).ok()) return 1;
+  }
 }
 
 }  // namespace iso::bench

@@ -18,14 +18,16 @@
 #include "absl/time/clock.h"
 #include "base/check.hpp"
 #include "base/log.hpp"
+#include "comm/ucx/wire_format.hpp"
 #include "comm/ucx/worker_address.hpp"
 
 namespace iso::comm {
 namespace {
 
-// Active message ids: packets, and the credits a receiver returns to their sender.
-constexpr unsigned kPacketAm = 0x1500;
-constexpr unsigned kCreditAm = 0x1501;
+using ucx_detail::credit_header;
+using ucx_detail::kCreditAm;
+using ucx_detail::kPacketAm;
+using ucx_detail::packet_header;
 
 constexpr std::size_t kMaxPacket = std::size_t{1} << 20;
 // Bytes (payload plus header) a sender may have sent to one peer that the peer has not yet
@@ -46,16 +48,6 @@ constexpr std::size_t kPooledBuffer = 4096;
 // Passes of ucp_worker_progress in wait() before it gives up on arming and returns.
 constexpr int kMaxArmAttempts = 64;
 
-struct packet_header {
-  std::uint32_t source;
-  std::uint32_t reserved;
-  std::uint64_t sequence;  // per ordered pair, from 0
-};
-struct credit_header {
-  std::uint32_t source;  // the receiver that returns the credit
-  std::uint32_t reserved;
-  std::uint64_t released;  // bytes of the sender's packets it has released so far, in all
-};
 // What a packet costs its sender's window: its bytes plus the header, so that empty packets
 // are bounded too.
 constexpr std::uint64_t cost_of(std::size_t payload) { return payload + sizeof(packet_header); }
@@ -166,7 +158,7 @@ struct ucx_transport::state {
   void progress();
   void start_rendezvous();
   void release(node_id source, ucx_arrival& arrival);
-  bool anything_deliverable() const;
+  [[nodiscard]] bool anything_deliverable() const;
   void close_endpoints();
 
   static ucs_status_t on_packet(void* arg, const void* header, std::size_t header_length,
@@ -625,7 +617,7 @@ void ucx_transport::state::start_rendezvous() {
           sequence, source, ucx_error(UCS_PTR_STATUS(request)))));
     } else {
       receives_in_flight.insert(request);
-      r.release();  // on_rendezvous_done frees it
+      (void)r.release();  // on_rendezvous_done frees it
     }
   }
 }

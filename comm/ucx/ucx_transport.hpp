@@ -14,13 +14,21 @@
 //
 // Guarantees on top of UCX: FIFO per ordered pair even though UCX does not promise an order
 // for active messages (each packet carries a per-pair sequence number; early arrivals are
-// parked and handed up in order; a gap that stays open is DataLoss naming the peer);
-// back-pressure: at most a bounded number of bytes in flight to each peer, Unavailable
-// beyond it; received packets are held without a copy where UCX hands over its buffer.
+// parked and handed up in order; a gap still open after 5 s is DataLoss naming the peer).
+// Back-pressure: a receiver returns credit for what it has handed up and released, and a
+// sender may have at most 4 MiB (payload plus a 16-byte header per packet) unreturned to
+// each peer, and at most 64 sends queued inside UCX per peer; beyond either, send() is
+// Unavailable and nothing grows. Packets are up to 1 MiB. Received packets are held
+// without a copy (UCX's persistent data, released when the held packet is).
+//
+// Progress: UCX moves data only inside poll(), wait() and send() calls, so a node must
+// keep polling while a peer may still be reading a large (rendezvous) packet from it.
 //
 // Failure: endpoints use UCX's error-handling mode NONE, since mode PEER turns off the
 // shared-memory lanes; a dead peer is not reported here and must be noticed by the
-// launcher or the bootstrap. The destructor closes endpoints with a bounded wait.
+// launcher or the bootstrap. The destructor closes the endpoints (flushing them), which on
+// some lanes (TCP) needs the peers' progress too: the nodes of a job close together. It
+// waits at most 2 s, then logs a warning naming the peer and goes on.
 //
 // Thread safety: as transport.hpp (one thread sends, polls and waits; wake() from any).
 #pragma once
@@ -52,8 +60,10 @@ class ucx_transport final : public transport {
   // This node's worker address, opaque bytes to publish through the bootstrap.
   [[nodiscard]] std::string worker_address() const;
   // Phase 2: endpoints to every node from their addresses (indexed by rank, own included).
-  // InvalidArgument when the number of addresses is not size() or one cannot be used
-  // (naming its node); FailedPrecondition when already connected.
+  // InvalidArgument when the number of addresses is not size() or one is not a worker
+  // address made for its node (naming the node; checked before any endpoint is made);
+  // Unavailable when UCX cannot reach a node (naming it); FailedPrecondition when already
+  // connected. Does not wait for the peers.
   absl::Status connect(std::span<const std::string> addresses);
   // Which UCX lanes/transports the endpoints use, for the settings table, e.g. "posix,tcp".
   // Empty before connect().
