@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs a program as a job of <n> processes under Open MPI's mpirun (a PMIx launcher), with
-# no isorun, and bounds it: mpirun itself has been seen to hang after a node's process died.
+# no isorun, and bounds it (Open MPI 4.1's mpirun has been seen to hang when a job ends oddly).
 # Skips (exit 77) where mpirun is missing, or where the build's ucx transport is still the
 # placeholder. Usage: mpirun_job.sh <n> <program> [args]
 set -euo pipefail
