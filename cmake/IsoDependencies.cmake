@@ -8,6 +8,9 @@ find_package(absl REQUIRED)
 find_package(PkgConfig REQUIRED)
 find_package(ZLIB REQUIRED)
 pkg_check_modules(HWLOC REQUIRED IMPORTED_TARGET hwloc)
+# The bootstrap of jobs that a PMIx launcher (mpirun, srun --mpi=pmix) starts; the package's
+# flags carry an rpath to its private prefix.
+pkg_check_modules(PMIX REQUIRED IMPORTED_TARGET pmix)
 if(ISO_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()
@@ -16,3 +19,6 @@ if(ISO_BUILD_BENCHMARKS)
   find_package(MPI COMPONENTS CXX QUIET)
 endif()
 find_package(Protobuf REQUIRED)
+# The ucx transport (comm/ucx/) is built only where UCX is installed.
+find_package(ucx QUIET)
+set(ISO_HAVE_UCX ${ucx_FOUND})

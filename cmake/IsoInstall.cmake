@@ -10,6 +10,12 @@ install(TARGETS iso iso_runtime iso_nicfw iso_nicfw_topology iso_comm iso_base
         EXPORT iso-targets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# The ucx transport exists only where UCX was found; consumers then need UCX too.
+set(ISO_PACKAGE_NEEDS_UCX OFF)
+if(TARGET iso_comm_ucx)
+  set(ISO_PACKAGE_NEEDS_UCX ON)
+  install(TARGETS iso_comm_ucx EXPORT iso-targets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+endif()
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/iso DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
         FILES_MATCHING PATTERN "*.hpp" PATTERN "*.h")
 install(FILES ${PROJECT_BINARY_DIR}/include/iso/version.hpp

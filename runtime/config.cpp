@@ -306,6 +306,13 @@ absl::StatusOr<options> apply_environment(const options& requested) {
 
 absl::StatusOr<test_settings> read_test_settings() {
   test_settings out;
+  if (const char* netns = std::getenv("ISO_TEST_NETNS"); netns != nullptr) {
+    if (std::string_view(netns).find('/') != std::string_view::npos) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("ISO_TEST_NETNS is '%s'; a namespace name prefix has no '/'", netns));
+    }
+    out.netns_prefix = netns;
+  }
   const char* fault = std::getenv(kTestFaultVariable);
   if (fault == nullptr || *fault == '\0') return out;
   if (absl::StatusOr<comm::fault_plan> plan = comm::parse_fault_plan(fault); !plan.ok()) {
@@ -321,6 +328,12 @@ std::vector<config_row> describe(const options& opts) {
   for (const setting& s : settings()) {
     rows.push_back({s.name, s.unit, s.range, s.help, s.print(opts)});
   }
+  // Read by the launch (runtime/bootstrap/launch_environment.hpp), not an options field.
+  const char* transport = std::getenv("ISO_TRANSPORT");
+  rows.push_back({"ISO_TRANSPORT", "name", "shm, inproc or ucx",
+                  "where the nodes run: shm or inproc (set by isorun), ucx (processes a PMIx "
+                  "launcher starts; automatic under one); node.status() shows the lanes",
+                  transport != nullptr ? transport : "automatic"});
   const char* fault = std::getenv(kTestFaultVariable);
   rows.push_back({kTestFaultVariable, "plan", "reorder|corrupt:DEST:N[:MINBYTES], or empty",
                   "test only: break this node's transport once", fault ? fault : ""});

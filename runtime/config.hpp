@@ -31,6 +31,11 @@ struct test_settings {
   // (comm/fault_injection.hpp: reorder:DEST:N or corrupt:DEST:N, optionally :MINBYTES), to
   // show that paranoid mode catches it. Empty: no fault.
   std::string fault;
+  // ISO_TEST_NETNS: emulated hosts for a ucx job. Node r moves into the network namespace
+  // /run/netns/<prefix><r> and an IPC namespace of its own once it has joined its PMIx
+  // launcher, so that its transport reaches the others only over the network
+  // (tools/netns-job.sh makes the namespaces). Empty: the node stays where it started.
+  std::string netns_prefix;
 };
 
 // Reads the test settings from the environment. InvalidArgument names the variable, its

@@ -18,6 +18,7 @@
 #include "iso/options.hpp"
 #include "nicfw/topology.hpp"
 #include "runtime/bootstrap/launch_environment.hpp"
+#include "runtime/bootstrap/pmix_session.hpp"
 #include "runtime/config.hpp"
 #include "runtime/fabric/fabric.hpp"
 
@@ -29,10 +30,14 @@ struct job_plan {
   launch_environment env;                       // from the launcher, or a job of one node
   std::shared_ptr<const nicfw::topology> topo;  // the logical topology for env.size nodes
   test_settings test;                           // from ISO_TEST_* (runtime/config.hpp)
+  // A ucx job's connection to its PMIx launcher (rank, size and secret are in `env`).
+  std::shared_ptr<pmix_session> pmix;
 };
 
-// Reads the settings (test settings too), the launcher's environment and the topology.
-// InvalidArgument (or the topology loader's error) names the bad variable or file.
+// Reads the settings (test settings too), the launcher's environment and the topology; in
+// a ucx job, connects to the PMIx launcher (collective: every node plans at once).
+// InvalidArgument (or the topology loader's error) names the bad variable or file;
+// FailedPrecondition for ISO_TRANSPORT=ucx without a PMIx launcher or without UCX.
 absl::StatusOr<job_plan> plan_job(const options& requested);
 
 // Builds node `rank` of the job from `fabric`: its bootstrap, its NIC and its state. The
@@ -53,8 +58,9 @@ struct process_node {
   std::unique_ptr<node> self;
 };
 
-// Joins the job as this process's only node: its rank of an `shm` job started by isorun, or
-// the single node of a job of one (no launcher). FailedPrecondition for an `inproc` job of
+// Joins the job as this process's only node: its rank of an `shm` job started by isorun or
+// of a `ucx` job started by a PMIx launcher, or the single node of a job of one (no
+// launcher). FailedPrecondition for an `inproc` job of
 // more than one node, whose nodes all live in this process (only iso::run can host those).
 absl::StatusOr<process_node> join_process_node(const job_plan& plan);
 

@@ -16,6 +16,7 @@
 #include "nicfw/engine.hpp"
 #include "runtime/bootstrap/bootstrap.hpp"
 #include "runtime/counters/fetch_add_client.hpp"
+#include "runtime/fabric/fabric.hpp"
 #include "runtime/fibers/fiber_scheduler.hpp"
 #include "runtime/fork/fork_service.hpp"
 #include "runtime/messages/plain_messages.hpp"
@@ -63,6 +64,9 @@ class node_state {
   [[nodiscard]] node_id id() const { return boot_->rank(); }
   [[nodiscard]] std::uint32_t count() const { return boot_->size(); }
   [[nodiscard]] const iso::options& options() const { return options_; }
+  // Where the job runs (node::status()); set by whoever built the node from its fabric.
+  [[nodiscard]] const runtime::fabric_description& fabric() const { return fabric_; }
+  void set_fabric(runtime::fabric_description description) { fabric_ = std::move(description); }
   [[nodiscard]] std::size_t max_message_size() const;
   [[nodiscard]] runtime::bootstrap& boot() { return *boot_; }
   [[nodiscard]] runtime::shared_memory_manager& smm() { return smm_; }
@@ -168,6 +172,7 @@ class node_state {
   }
 
  private:
+  runtime::fabric_description fabric_;
   // Windows' memory: first, so that it outlives the NIC, whose thread writes into it.
   std::vector<std::vector<std::byte>> window_memory_;
   std::unique_ptr<runtime::bootstrap> boot_;

@@ -17,6 +17,10 @@
 #include "runtime/config.hpp"
 #include "runtime/fabric/inproc_fabric.hpp"
 #include "runtime/fabric/shm_fabric.hpp"
+#ifdef ISO_HAVE_UCX
+#include "runtime/fabric/emulated_host.hpp"
+#include "runtime/fabric/ucx_fabric.hpp"
+#endif
 #include "runtime/job.hpp"
 #include "runtime/node_state.hpp"
 #include "runtime/progress/wait_choice.hpp"
@@ -110,6 +114,22 @@ absl::StatusOr<std::shared_ptr<runtime::fabric>> make_private_fabric(
   return std::shared_ptr<runtime::fabric>(*std::move(fabric));
 }
 
+// This process's node of a job that a PMIx launcher started.
+absl::StatusOr<std::shared_ptr<runtime::fabric>> make_ucx_fabric(const runtime::job_plan& plan) {
+#ifdef ISO_HAVE_UCX
+  if (!plan.test.netns_prefix.empty()) {
+    const std::string host = absl::StrFormat("%s%u", plan.test.netns_prefix, *plan.env.rank);
+    if (absl::Status s = runtime::enter_emulated_host(host); !s.ok()) return s;
+  }
+  return std::make_shared<runtime::ucx_fabric>(plan.pmix, comm::ucx_options{});
+#else
+  (void)plan;
+  return absl::FailedPreconditionError(
+      "a ucx job (ISO_TRANSPORT=ucx, or started by a PMIx launcher), but this build of iso has "
+      "no UCX transport: UCX (libucx-dev) was not found when it was built");
+#endif
+}
+
 int start_failure(const absl::Status& status) {
   std::fprintf(stderr, "iso: cannot start the job: %s\n", std::string(status.message()).c_str());
   return 1;
@@ -124,6 +144,11 @@ int run(int argc, char** argv, const options& requested, const std::function<voi
   if (!plan.ok()) return start_failure(plan.status());
   const runtime::launch_environment& env = plan->env;
 
+  if (env.transport == runtime::transport_kind::ucx) {
+    auto fabric = make_ucx_fabric(*plan);
+    if (!fabric.ok()) return start_failure(fabric.status());
+    return run_node(**fabric, *env.rank, *plan, body) ? 0 : 1;
+  }
   if (env.transport == runtime::transport_kind::shm && env.shm_fd) {
     auto fabric = join_launched_fabric(*plan);
     if (!fabric.ok()) return start_failure(fabric.status());
@@ -150,12 +175,43 @@ int run(int argc, char** argv, const std::function<void(node&)>& body) {
 }
 
 namespace runtime {
+namespace {
+
+// A ucx job learns rank, size and secret from its PMIx launcher; chosen automatically
+// (PMIx variables only) and without a server that answers, it is a job of one node.
+absl::Status join_pmix_launcher(launch_environment& env, std::shared_ptr<pmix_session>& out) {
+  absl::StatusOr<std::shared_ptr<pmix_session>> session = pmix_session::open();
+  if (absl::IsUnavailable(session.status()) && env.ucx_automatic) {
+    ISO_LOG(runtime, debug, "no PMIx launcher after all (%s); a job of one node",
+            std::string(session.status().message()));
+    env = launch_environment{};
+    return absl::OkStatus();
+  }
+  if (absl::IsUnavailable(session.status())) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "ISO_TRANSPORT is 'ucx', but %s: start a ucx job with mpirun or srun --mpi=pmix",
+        std::string(session.status().message())));
+  }
+  if (!session.ok()) return session.status();
+  out = *std::move(session);
+  env.size = out->size();
+  env.rank = out->rank();
+  env.secret = out->secret();
+  env.job_id = out->job_name();
+  return absl::OkStatus();
+}
+
+}  // namespace
 
 absl::StatusOr<job_plan> plan_job(const options& requested) {
   absl::StatusOr<options> opts = apply_environment(requested);
   if (!opts.ok()) return opts.status();
   absl::StatusOr<launch_environment> env = read_launch_environment();
   if (!env.ok()) return env.status();
+  std::shared_ptr<pmix_session> pmix;
+  if (env->transport == transport_kind::ucx) {
+    if (absl::Status s = join_pmix_launcher(*env, pmix); !s.ok()) return s;
+  }
   absl::StatusOr<std::shared_ptr<const nicfw::topology>> topo = load_topology(*opts, env->size);
   if (!topo.ok()) return topo.status();
   absl::StatusOr<test_settings> test = read_test_settings();
@@ -163,7 +219,8 @@ absl::StatusOr<job_plan> plan_job(const options& requested) {
   return job_plan{.opts = *std::move(opts),
                   .env = *std::move(env),
                   .topo = *std::move(topo),
-                  .test = *std::move(test)};
+                  .test = *std::move(test),
+                  .pmix = std::move(pmix)};
 }
 
 std::unique_ptr<node> make_node(fabric& fabric, std::uint32_t rank, const job_plan& plan) {
@@ -196,8 +253,10 @@ std::unique_ptr<node> make_node(fabric& fabric, std::uint32_t rank, const job_pl
             "for teaching only",
             rank);
   }
-  return detail::node_state::make_node(std::make_unique<detail::node_state>(
-      std::move(boot), std::move(nic), plan.opts, fabric.windows(), waiting));
+  auto state = std::make_unique<detail::node_state>(std::move(boot), std::move(nic), plan.opts,
+                                                    fabric.windows(), waiting);
+  state->set_fabric(fabric.describe());
+  return detail::node_state::make_node(std::move(state));
 }
 
 void leave_job(node& self) {
@@ -217,7 +276,12 @@ void leave_job(node& self) {
 absl::StatusOr<process_node> join_process_node(const job_plan& plan) {
   const launch_environment& env = plan.env;
   process_node joined;
-  if (env.transport == transport_kind::shm && env.shm_fd) {
+  if (env.transport == transport_kind::ucx) {
+    auto fabric = make_ucx_fabric(plan);
+    if (!fabric.ok()) return fabric.status();
+    joined.fabric = *std::move(fabric);
+    joined.rank = *env.rank;
+  } else if (env.transport == transport_kind::shm && env.shm_fd) {
     auto fabric = join_launched_fabric(plan);
     if (!fabric.ok()) return fabric.status();
     joined.fabric = *std::move(fabric);

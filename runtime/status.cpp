@@ -52,6 +52,9 @@ node_status node::status() const {
   out.messages_waiting = state.messages_waiting();
   out.pulses_waiting = smm.pulses_waiting();
   out.direct_reads = smm.direct_reads();
+  out.fabric = state.fabric().fabric;
+  out.transport = state.fabric().transport;
+  out.lanes = state.fabric().lanes;
   for (node_id p = 0; p < count(); ++p) {
     const nicfw::peer_counts counts = nic.counts(p);
     out.peers.push_back({.peer = p,

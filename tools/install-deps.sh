@@ -6,8 +6,8 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config git
   libabsl-dev libprotobuf-dev protobuf-compiler libprotoc-dev
-  libhwloc-dev zlib1g-dev libgtest-dev libgmock-dev libboost-context-dev
-  openmpi-bin libopenmpi-dev clang-format clang-tidy
+  libhwloc-dev libpmix-dev zlib1g-dev libgtest-dev libgmock-dev libboost-context-dev
+  openmpi-bin libopenmpi-dev libucx-dev ucx-utils clang-format clang-tidy
   chromium-headless-shell
 )
 

@@ -1,19 +1,27 @@
-// The worker side of comm-bench: two processes of an isorun job measure the shm
-// transport directly (no runtime above it), rank 0 printing results.
+// The worker side of comm-bench: two processes of an isorun job measure a transport
+// directly (no runtime above it), rank 0 printing results. The transport is the shm one, or
+// with ISO_BENCH_TRANSPORT=ucx the ucx one (ISO_BENCH_UCX_TLS restricting its lanes), whose
+// worker addresses travel through the segment's key-value boards.
 #include "comm/bench/comm_bench.hpp"
 
 #include <sched.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "absl/strings/numbers.h"
 #include "comm/bench/bench_protocol.hpp"
 #include "comm/shm_segment.hpp"
+#ifdef ISO_BENCH_HAVE_UCX
+#include "comm/ucx/ucx_transport.hpp"
+#endif
 
 namespace iso::bench {
 namespace {
@@ -100,6 +108,50 @@ void bandwidth(endpoint& ep, std::uint32_t rank, std::size_t size) {
   }
 }
 
+#ifdef ISO_BENCH_HAVE_UCX
+// The ucx transport of `rank`, connected through the segment's boards and barrier.
+std::unique_ptr<comm::transport> make_ucx_transport(comm::shm_segment& segment, std::uint32_t rank,
+                                                    std::uint32_t size) {
+  comm::ucx_options options;
+  if (const char* tls = std::getenv("ISO_BENCH_UCX_TLS"); tls != nullptr && *tls != '\0') {
+    options.config.emplace_back("TLS", tls);
+  }
+  auto made = comm::ucx_transport::create(rank, size, options);
+  if (!made.ok()) {
+    std::fprintf(stderr, "comm-bench: %s\n", std::string(made.status().message()).c_str());
+    return nullptr;
+  }
+  const std::string own = (*made)->worker_address();
+  std::span<std::byte> board = segment.board(rank);
+  const std::uint32_t length = static_cast<std::uint32_t>(own.size());
+  if (sizeof(length) + own.size() > board.size()) {
+    std::fprintf(stderr, "comm-bench: a ucx address of %zu bytes does not fit the board\n",
+                 own.size());
+    return nullptr;
+  }
+  std::memcpy(board.data(), &length, sizeof(length));
+  std::memcpy(board.data() + sizeof(length), own.data(), own.size());
+  if (!segment.barrier(absl::Seconds(30)).ok()) {
+    std::fprintf(stderr, "comm-bench: node %u: the address exchange failed\n", rank);
+    return nullptr;
+  }
+  std::vector<std::string> addresses;
+  for (std::uint32_t node = 0; node < size; ++node) {
+    std::span<std::byte> theirs = segment.board(node);
+    std::uint32_t n = 0;
+    std::memcpy(&n, theirs.data(), sizeof(n));
+    n = std::min<std::uint32_t>(n, static_cast<std::uint32_t>(theirs.size() - sizeof(n)));
+    addresses.emplace_back(reinterpret_cast<const char*>(theirs.data() + sizeof(n)), n);
+  }
+  if (absl::Status s = (*made)->connect(addresses); !s.ok()) {
+    std::fprintf(stderr, "comm-bench: %s\n", std::string(s.message()).c_str());
+    return nullptr;
+  }
+  if (rank == 0) std::printf("lanes %s\n", (*made)->lanes().c_str());
+  return *std::move(made);
+}
+#endif
+
 }  // namespace
 
 int run_worker() {
@@ -118,15 +170,43 @@ int run_worker() {
     std::fprintf(stderr, "comm-bench: %s\n", std::string(segment.status().message()).c_str());
     return 1;
   }
-  auto transport = comm::make_shm_transport(*segment, rank);
+  std::unique_ptr<comm::transport> transport;
+  const char* kind = std::getenv("ISO_BENCH_TRANSPORT");
+  if (kind != nullptr && std::strcmp(kind, "ucx") == 0) {
+#ifdef ISO_BENCH_HAVE_UCX
+    transport = make_ucx_transport(**segment, rank, size);
+    if (transport == nullptr) return 1;
+#else
+    std::fprintf(stderr, "comm-bench: this build has no ucx transport\n");
+    return 2;
+#endif
+  } else {
+    transport = comm::make_shm_transport(*segment, rank);
+  }
   endpoint ep(*transport);
-  if (!(*segment)->barrier(absl::Seconds(30)).ok()) return 1;
+  if (!(*segment)->barrier(absl::Seconds(30)).ok()) {
+    std::fprintf(stderr, "comm-bench: node %u: the first barrier failed\n", rank);
+    return 1;
+  }
   for (int rep = 0; rep < kRepetitionsPerRound; ++rep) {
     for (std::size_t s : kLatencySizes) latency(ep, rank, s);
     for (std::size_t s : kBandwidthSizes) bandwidth(ep, rank, s);
   }
   std::fflush(stdout);
-  return (*segment)->barrier(absl::Seconds(30)).ok() ? 0 : 1;
+  // The last packet may still sit in the transport (ucx moves data only inside its calls),
+  // so the final barrier keeps polling until the peer is there too.
+  const std::uint32_t ticket = (*segment)->barrier_arrive();
+  const auto deadline = clock::now() + std::chrono::seconds(30);
+  for (;;) {
+    absl::StatusOr<bool> passed = (*segment)->barrier_passed(ticket);
+    if (!passed.ok() || clock::now() > deadline) {
+      std::fprintf(stderr, "comm-bench: node %u: the final barrier failed\n", rank);
+      return 1;
+    }
+    if (*passed) return 0;
+    std::size_t handled = 0;
+    if (!transport->poll([](comm::received_packet&) {}, handled).ok()) return 1;
+  }
 }
 
 }  // namespace iso::bench

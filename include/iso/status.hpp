@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace iso {
@@ -47,7 +48,13 @@ struct node_status {
   std::size_t messages_waiting = 0;  // plain messages not yet received
   std::size_t pulses_waiting = 0;    // pulses with operations that have not executed yet
   std::uint64_t direct_reads = 0;    // isochrons served as same-host reads (options)
-  std::vector<peer_status> peers;    // one per node, this one included
+  // Where the job runs: the fabric (shm, inproc, or ucx for a job a PMIx launcher
+  // started), the transport between nodes, and the lanes it uses (ucx: the UCX transports
+  // of this node's endpoints, e.g. "posix,tcp").
+  std::string fabric;
+  std::string transport;
+  std::string lanes;
+  std::vector<peer_status> peers;  // one per node, this one included
 };
 
 }  // namespace iso

@@ -14,6 +14,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
+#include "runtime/bootstrap/pmix_session.hpp"
 
 namespace iso::runtime {
 namespace {
@@ -38,23 +39,34 @@ absl::StatusOr<std::uint32_t> number(const char* name, const std::string& text,
 
 absl::StatusOr<launch_environment> read_launch_environment() {
   launch_environment env;
+  const std::optional<std::string> transport = variable(kTransportVariable);
+  if (transport && *transport != "shm" && *transport != "inproc" && *transport != "ucx") {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("ISO_TRANSPORT is '%s'; expected shm, inproc or ucx", *transport));
+  }
   const std::optional<std::string> size = variable(kSizeVariable);
-  if (!size) return env;  // no launcher: a job of one node
+  if (!size) {
+    // No isorun: a PMIx launcher's job (the PMIx session gives rank and size), or a job of one.
+    if (transport == "ucx" || (!transport && pmix_session::launched_by_pmix())) {
+      env.transport = transport_kind::ucx;
+      env.ucx_automatic = !transport.has_value();
+      env.from_launcher = true;
+    }
+    return env;
+  }
+  if (transport == "ucx") {
+    return absl::InvalidArgumentError(
+        "ISO_TRANSPORT is 'ucx' but ISO_SIZE is set: a ucx job is started by a PMIx launcher "
+        "(mpirun, srun --mpi=pmix), which gives rank and size; isorun starts shm and inproc "
+        "jobs");
+  }
   env.from_launcher = true;
   absl::StatusOr<std::uint32_t> n = number(kSizeVariable, *size, 4096);
   if (!n.ok()) return n.status();
   if (*n == 0) return absl::InvalidArgumentError("ISO_SIZE is 0; a job has at least one node");
   env.size = *n;
 
-  const std::string transport = variable(kTransportVariable).value_or("shm");
-  if (transport == "shm") {
-    env.transport = transport_kind::shm;
-  } else if (transport == "inproc") {
-    env.transport = transport_kind::inproc;
-  } else {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("ISO_TRANSPORT is '%s'; expected shm or inproc", transport));
-  }
+  env.transport = transport == "inproc" ? transport_kind::inproc : transport_kind::shm;
   env.job_id = variable(kJobIdVariable).value_or("");
   env.secret = variable(kJobSecretVariable).value_or("");
   if (const std::optional<std::string> over = variable(kOversubscribedVariable)) {

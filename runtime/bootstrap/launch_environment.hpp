@@ -1,7 +1,10 @@
 // What a launcher tells a node through its environment (see isorun --help):
 //   ISO_RANK, ISO_SIZE, ISO_TRANSPORT (shm|inproc), ISO_JOB_ID, ISO_JOB_SECRET, ISO_SHM_FD,
 //   ISO_REPORT_FD, ISO_OVERSUBSCRIBED (0|1: the job has more nodes than cores).
-// A process started without a launcher is a job of one node.
+// A process started without a launcher is a job of one node. A process that a PMIx
+// launcher started (mpirun, srun --mpi=pmix: PMIX_RANK and PMIX_NAMESPACE set, no ISO_SIZE),
+// or one with ISO_TRANSPORT=ucx, is a node of a ucx job, whose rank and size PMIx tells
+// (runtime/bootstrap/pmix_session.hpp).
 //
 // kLaunchVariables below is the one list of these names. isorun, which may use only the
 // public headers, writes them out again; launcher_test checks that it sets and clears
@@ -18,7 +21,7 @@
 
 namespace iso::runtime {
 
-enum class transport_kind { shm, inproc };
+enum class transport_kind { shm, inproc, ucx };
 
 inline constexpr char kSizeVariable[] = "ISO_SIZE";
 inline constexpr char kTransportVariable[] = "ISO_TRANSPORT";
@@ -59,6 +62,9 @@ struct launch_environment {
   // block: iso::wait_mode). Absent when no launcher said, and the runtime counts itself.
   std::optional<bool> oversubscribed;
   bool from_launcher = false;
+  // ucx only: chosen because PMIx variables are set, not by ISO_TRANSPORT; where no PMIx
+  // server answers after all, the process falls back to a job of one node.
+  bool ucx_automatic = false;
 };
 
 // Reads and checks the variables. InvalidArgument names the variable and its bad value

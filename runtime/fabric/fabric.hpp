@@ -3,7 +3,8 @@
 // every node from a fabric and knows no backend:
 //   - shm_fabric: processes on one host, in a segment isorun created (or a private one);
 //   - inproc_fabric: threads of one process, over the in-process transport;
-//   - next, ucx: processes on many hosts, bootstrapped by PMIx (no windows across hosts).
+//   - ucx_fabric: processes on one or many hosts that a PMIx launcher started, bootstrapped
+//     by PMIx (no windows across hosts).
 //
 //   std::shared_ptr<fabric> f = ...;
 //   ISO_ASSIGN_OR_RETURN(std::unique_ptr<comm::transport> t, f->open_transport(rank));
@@ -18,6 +19,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -26,6 +28,13 @@
 #include "runtime/bootstrap/bootstrap.hpp"
 
 namespace iso::runtime {
+
+// What a job runs on, for the settings table (node::status(), iso/status.hpp).
+struct fabric_description {
+  std::string fabric;     // shm, inproc or ucx
+  std::string transport;  // the transport between nodes
+  std::string lanes;      // what the transport found to carry packets (ucx: e.g. "posix,tcp")
+};
 
 class fabric {
  public:
@@ -50,6 +59,8 @@ class fabric {
   virtual void mark_failed(std::uint32_t rank) = 0;
   // OK while no node has failed; then Aborted, naming the node. Never blocks.
   [[nodiscard]] virtual absl::Status job_status() const = 0;
+  // Which fabric, transport and lanes; the lanes once this process's ports are open.
+  [[nodiscard]] virtual fabric_description describe() const = 0;
 };
 
 }  // namespace iso::runtime

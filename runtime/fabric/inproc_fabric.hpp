@@ -28,6 +28,9 @@ class inproc_fabric final : public segment_fabric {
   // FailedPrecondition when `rank`'s port was taken already.
   [[nodiscard]] absl::StatusOr<std::unique_ptr<comm::transport>> open_transport(
       std::uint32_t rank) override;
+  [[nodiscard]] fabric_description describe() const override {
+    return {.fabric = "inproc", .transport = "in-process queues", .lanes = "memory"};
+  }
 
  private:
   inproc_fabric(std::shared_ptr<comm::shm_segment> segment, std::string secret,

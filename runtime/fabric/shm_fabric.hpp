@@ -17,6 +17,9 @@ class shm_fabric final : public segment_fabric {
 
   [[nodiscard]] absl::StatusOr<std::unique_ptr<comm::transport>> open_transport(
       std::uint32_t rank) override;
+  [[nodiscard]] fabric_description describe() const override {
+    return {.fabric = "shm", .transport = "shm rings", .lanes = "shared memory"};
+  }
 };
 
 }  // namespace iso::runtime

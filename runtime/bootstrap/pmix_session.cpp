@@ -1,0 +1,334 @@
+#include "runtime/bootstrap/pmix_session.hpp"
+
+#include <pmix.h>
+
+#include <array>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <thread>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_format.h"
+#include "base/log.hpp"
+
+namespace iso::runtime {
+namespace {
+
+// Keys of the job's own use, beside the callers' (which get kUserPrefix).
+constexpr char kUserPrefix[] = "iso.";
+constexpr char kSecretKey[] = "iso-job.secret";
+// A node's own failure, as this process records it (PMIx leaves codes below
+// PMIX_EXTERNAL_ERR_BASE to applications).
+constexpr pmix_status_t kNodeFailedEvent = PMIX_EXTERNAL_ERR_BASE - 18;
+constexpr std::size_t kSecretBytes = 24;
+
+// What the launcher's events said. PMIx calls its event handlers with no pointer of ours,
+// and a process holds one PMIx client, so this one record per process is where they write.
+struct failure_record {
+  std::atomic<std::int64_t> node{-1};
+  std::atomic<pmix_status_t> cause{PMIX_SUCCESS};
+};
+failure_record g_failure;
+
+void record_failure(std::uint32_t node, pmix_status_t cause) {
+  std::int64_t none = -1;
+  if (g_failure.node.compare_exchange_strong(none, node)) g_failure.cause = cause;
+}
+
+std::string pmix_error(const char* call, pmix_status_t status) {
+  return absl::StrFormat("%s failed: %s (PMIx error %d)", call, PMIx_Error_string(status), status);
+}
+
+// PMIx's thread calls this for a terminated or aborted process, or a node's own report.
+void on_event(std::size_t /*handler*/, pmix_status_t status, const pmix_proc_t* source,
+              pmix_info_t info[], std::size_t ninfo, pmix_info_t* /*results*/,
+              std::size_t /*nresults*/, pmix_event_notification_cbfunc_fn_t done, void* cbdata) {
+  std::int64_t node = -1;
+  for (std::size_t i = 0; i < ninfo; ++i) {
+    if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_AFFECTED_PROC) && info[i].value.type == PMIX_PROC &&
+        info[i].value.data.proc != nullptr) {
+      node = info[i].value.data.proc->rank;
+    }
+  }
+  if (node < 0 && source != nullptr && status != PMIX_ERR_LOST_CONNECTION) node = source->rank;
+  const bool job_rank = node >= 0 && node < static_cast<std::int64_t>(PMIX_RANK_VALID);
+  // Losing the server means the launcher is gone: the job cannot go on, whoever failed.
+  if (job_rank || status == PMIX_ERR_LOST_CONNECTION) {
+    record_failure(job_rank ? static_cast<std::uint32_t>(node) : PMIX_RANK_UNDEF, status);
+  }
+  if (done != nullptr) done(PMIX_EVENT_ACTION_COMPLETE, nullptr, 0, nullptr, nullptr, cbdata);
+}
+
+std::string make_secret() {
+  std::random_device source;
+  std::string bytes(kSecretBytes, '\0');
+  for (char& c : bytes) c = static_cast<char>(source());
+  return absl::BytesToHexString(bytes);
+}
+
+}  // namespace
+
+struct pmix_session::fence_call {
+  pmix_info_t collect{};
+  std::atomic<bool> done{false};
+  std::atomic<pmix_status_t> status{PMIX_SUCCESS};
+  bool started = false;
+};
+
+bool pmix_session::launched_by_pmix() {
+  return std::getenv("PMIX_RANK") != nullptr && std::getenv("PMIX_NAMESPACE") != nullptr;
+}
+
+absl::StatusOr<std::shared_ptr<pmix_session>> pmix_session::open(absl::Duration timeout) {
+  if (!launched_by_pmix()) {
+    return absl::UnavailableError(
+        "not started by a PMIx launcher (PMIX_RANK and PMIX_NAMESPACE are not set)");
+  }
+  std::shared_ptr<pmix_session> session(new pmix_session());
+  if (absl::Status s = session->connect(timeout); !s.ok()) return s;
+  return session;
+}
+
+absl::Status pmix_session::connect(absl::Duration timeout) {
+  pmix_proc_t self;
+  PMIX_PROC_CONSTRUCT(&self);
+  const pmix_status_t init = PMIx_Init(&self, nullptr, 0);
+  if (init == PMIX_ERR_UNREACH) {
+    // Not PMIx_Finalize: after this answer PMIx 4.2 crashes in it.
+    return absl::UnavailableError(
+        "PMIX_RANK and PMIX_NAMESPACE are set, but no PMIx server answers (PMIx_Init: "
+        "unreachable): not started by a PMIx launcher");
+  }
+  if (init != PMIX_SUCCESS) return absl::InternalError(pmix_error("PMIx_Init", init));
+  initialized_ = true;
+  nspace_ = self.nspace;
+  rank_ = self.rank;
+
+  pmix_proc_t job;
+  PMIX_PROC_CONSTRUCT(&job);
+  PMIX_LOAD_PROCID(&job, self.nspace, PMIX_RANK_WILDCARD);
+  pmix_value_t* value = nullptr;
+  const pmix_status_t got = PMIx_Get(&job, PMIX_JOB_SIZE, nullptr, 0, &value);
+  if (got != PMIX_SUCCESS || value == nullptr || value->type != PMIX_UINT32) {
+    if (value != nullptr) PMIX_VALUE_RELEASE(value);
+    return absl::InternalError(pmix_error("PMIx_Get(PMIX_JOB_SIZE)", got));
+  }
+  size_ = value->data.uint32;
+  PMIX_VALUE_RELEASE(value);
+  value = nullptr;
+  if (PMIx_Get(&job, PMIX_LOCAL_SIZE, nullptr, 0, &value) == PMIX_SUCCESS && value != nullptr &&
+      value->type == PMIX_UINT32 && value->data.uint32 > 0) {
+    local_size_ = value->data.uint32;
+  }
+  if (value != nullptr) PMIX_VALUE_RELEASE(value);
+  if (rank_ >= size_) {
+    return absl::InternalError(
+        absl::StrFormat("PMIx says this process is rank %u of a job of %u", rank_, size_));
+  }
+
+  std::array<pmix_status_t, 4> codes = {PMIX_ERR_PROC_ABORTED, PMIX_ERR_PROC_ABORTING,
+                                        PMIX_EVENT_PROC_TERMINATED, PMIX_ERR_LOST_CONNECTION};
+  const pmix_status_t reg = PMIx_Register_event_handler(codes.data(), codes.size(), nullptr, 0,
+                                                        on_event, nullptr, nullptr);
+  if (reg < 0) return absl::InternalError(pmix_error("PMIx_Register_event_handler", reg));
+  handler_id_ = static_cast<std::size_t>(reg);
+  handler_registered_ = true;
+  return agree_on_secret(timeout);
+}
+
+absl::Status pmix_session::agree_on_secret(absl::Duration timeout) {
+  // A PMIx launcher hands out no secret of its own; the first node makes one for all.
+  if (rank_ == 0) {
+    secret_ = make_secret();
+    pmix_value_t value;
+    PMIX_VALUE_CONSTRUCT(&value);
+    value.type = PMIX_STRING;
+    value.data.string = secret_.data();
+    const pmix_status_t put = PMIx_Put(PMIX_GLOBAL, kSecretKey, &value);
+    if (put != PMIX_SUCCESS) return absl::InternalError(pmix_error("PMIx_Put(secret)", put));
+  }
+  if (absl::Status s = fence(timeout); !s.ok()) return s;
+  if (rank_ == 0) return absl::OkStatus();
+  pmix_proc_t first;
+  PMIX_PROC_CONSTRUCT(&first);
+  PMIX_LOAD_PROCID(&first, nspace_.c_str(), 0);
+  pmix_value_t* value = nullptr;
+  const pmix_status_t got = PMIx_Get(&first, kSecretKey, nullptr, 0, &value);
+  if (got != PMIX_SUCCESS || value == nullptr || value->type != PMIX_STRING) {
+    if (value != nullptr) PMIX_VALUE_RELEASE(value);
+    return absl::InternalError(pmix_error("PMIx_Get(the job secret from node 0)", got));
+  }
+  secret_ = value->data.string;
+  PMIX_VALUE_RELEASE(value);
+  return absl::OkStatus();
+}
+
+pmix_session::~pmix_session() {
+  if (!initialized_) return;
+  // A fence still in flight writes into its record (fences_): PMIx_Finalize, which ends
+  // PMIx's thread, runs before the members go.
+  if (handler_registered_) PMIx_Deregister_event_handler(handler_id_, nullptr, nullptr);
+  const pmix_status_t status = PMIx_Finalize(nullptr, 0);
+  if (status != PMIX_SUCCESS) {
+    ISO_LOG(runtime, warn, "node %u: %s", rank_, pmix_error("PMIx_Finalize", status));
+  }
+}
+
+absl::Status pmix_session::put(std::string_view key, std::string_view value) {
+  const std::string full = std::string(kUserPrefix).append(key);
+  if (key.empty()) return absl::InvalidArgumentError("bootstrap put: the key is empty");
+  if (full.size() > PMIX_MAX_KEYLEN) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("bootstrap put: key '%s' is longer than PMIx allows (%d bytes)", key,
+                        PMIX_MAX_KEYLEN - static_cast<int>(std::strlen(kUserPrefix))));
+  }
+  pmix_value_t v;
+  PMIX_VALUE_CONSTRUCT(&v);
+  v.type = PMIX_BYTE_OBJECT;
+  v.data.bo.bytes = const_cast<char*>(value.data());  // PMIx_Put copies it
+  v.data.bo.size = value.size();
+  const pmix_status_t status = PMIx_Put(PMIX_GLOBAL, full.c_str(), &v);
+  if (status != PMIX_SUCCESS) {
+    return absl::InternalError(pmix_error("PMIx_Put", status) + " (key '" + std::string(key) +
+                               "')");
+  }
+  return absl::OkStatus();
+}
+
+namespace {
+
+void fence_completed(pmix_status_t status, void* cbdata) {
+  auto* call = static_cast<std::pair<std::atomic<bool>*, std::atomic<pmix_status_t>*>*>(cbdata);
+  call->second->store(status);
+  call->first->store(true, std::memory_order_release);
+  delete call;
+}
+
+}  // namespace
+
+std::uint64_t pmix_session::start_fence() {
+  std::lock_guard lock(mutex_);
+  // Completed fences before the last are no longer asked about.
+  while (fences_.size() > 1 && fences_.front()->done.load(std::memory_order_acquire)) {
+    fences_.pop_front();
+    ++first_fence_;
+  }
+  auto call = std::make_unique<fence_call>();
+  const std::uint64_t number = next_fence_++;
+  const pmix_status_t committed = PMIx_Commit();
+  bool flag = true;
+  PMIX_INFO_LOAD(&call->collect, PMIX_COLLECT_DATA, &flag, PMIX_BOOL);
+  pmix_status_t started = committed;
+  if (committed == PMIX_SUCCESS) {
+    auto* cb =
+        new std::pair<std::atomic<bool>*, std::atomic<pmix_status_t>*>(&call->done, &call->status);
+    started = PMIx_Fence_nb(nullptr, 0, &call->collect, 1, fence_completed, cb);
+    if (started != PMIX_SUCCESS) delete cb;
+  }
+  if (started != PMIX_SUCCESS) {
+    call->status = started;
+    call->done = true;
+  }
+  fences_.push_back(std::move(call));
+  return number;
+}
+
+absl::StatusOr<bool> pmix_session::fence_done(std::uint64_t number) const {
+  if (absl::Status s = job_status(); !s.ok()) return s;
+  std::lock_guard lock(mutex_);
+  if (number < first_fence_) return true;
+  if (number >= next_fence_) {
+    return absl::InvalidArgumentError(absl::StrFormat("no fence %u was started", number));
+  }
+  const fence_call& call = *fences_[number - first_fence_];
+  if (!call.done.load(std::memory_order_acquire)) return false;
+  const pmix_status_t status = call.status.load();
+  if (status == PMIX_ERR_PARTIAL_SUCCESS) {
+    // What Open MPI's launcher answers when a process of the job ended during the fence.
+    return absl::AbortedError(absl::StrFormat(
+        "node %u: a node of the job ended during a barrier (the PMIx launcher names it)", rank_));
+  }
+  if (status != PMIX_SUCCESS) {
+    return absl::InternalError(
+        absl::StrFormat("node %u: %s", rank_, pmix_error("PMIx_Fence", status)));
+  }
+  return true;
+}
+
+absl::Status pmix_session::fence(absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  const std::uint64_t number = start_fence();
+  for (;;) {
+    absl::StatusOr<bool> done = fence_done(number);
+    if (!done.ok()) return done.status();
+    if (*done) return absl::OkStatus();
+    if (absl::Now() >= deadline) {
+      return absl::DeadlineExceededError(
+          absl::StrFormat("node %u: a PMIx fence of the job's %u nodes did not complete within %s",
+                          rank_, size_, absl::FormatDuration(timeout)));
+    }
+    // PMIx completes the fence on its own thread; this one has nothing else to do.
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+}
+
+absl::StatusOr<std::string> pmix_session::get(std::uint32_t node, std::string_view key) const {
+  if (node >= size_) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("bootstrap get from node %u: the job has %u nodes", node, size_));
+  }
+  const std::string full = std::string(kUserPrefix).append(key);
+  pmix_proc_t proc;
+  PMIX_PROC_CONSTRUCT(&proc);
+  PMIX_LOAD_PROCID(&proc, nspace_.c_str(), node);
+  // Optional: look only at what the fences collected, never ask the node itself.
+  pmix_info_t optional;
+  bool flag = true;
+  PMIX_INFO_LOAD(&optional, PMIX_OPTIONAL, &flag, PMIX_BOOL);
+  pmix_value_t* value = nullptr;
+  const pmix_status_t status = PMIx_Get(&proc, full.c_str(), &optional, 1, &value);
+  PMIX_INFO_DESTRUCT(&optional);
+  if (status == PMIX_ERR_NOT_FOUND || (status == PMIX_SUCCESS && value == nullptr)) {
+    return absl::NotFoundError(
+        absl::StrFormat("node %u published no bootstrap key '%s'", node, key));
+  }
+  if (status != PMIX_SUCCESS) {
+    return absl::InternalError(absl::StrFormat("bootstrap get of key '%s' from node %u: %s", key,
+                                               node, pmix_error("PMIx_Get", status)));
+  }
+  std::string out;
+  const pmix_data_type_t type = value->type;
+  if (type == PMIX_BYTE_OBJECT) out.assign(value->data.bo.bytes, value->data.bo.size);
+  PMIX_VALUE_RELEASE(value);
+  if (type != PMIX_BYTE_OBJECT) {
+    return absl::InternalError(absl::StrFormat(
+        "bootstrap key '%s' of node %u holds no bytes (PMIx type %d)", key, node, type));
+  }
+  return out;
+}
+
+void pmix_session::note_failed(std::uint32_t node) {
+  // Only here: telling the others through PMIx_Notify_event leaves Open MPI 4.1's mpirun
+  // hanging after the job ends. The node's process ends with an error, which the launcher
+  // reports to the others (or ends them).
+  record_failure(node, kNodeFailedEvent);
+}
+
+absl::Status pmix_session::job_status() const {
+  const std::int64_t node = g_failure.node.load();
+  if (node < 0 || left_) return absl::OkStatus();
+  const pmix_status_t cause = g_failure.cause.load();
+  if (node == PMIX_RANK_UNDEF) {
+    return absl::AbortedError(
+        absl::StrFormat("node %u lost its PMIx server (the launcher is gone): %s", rank_,
+                        PMIx_Error_string(cause)));
+  }
+  const char* how = cause == kNodeFailedEvent             ? "failed"
+                    : cause == PMIX_EVENT_PROC_TERMINATED ? "ended (the launcher said so)"
+                                                          : "was aborted (the launcher said so)";
+  return absl::AbortedError(absl::StrFormat("node %d %s", node, how));
+}
+
+}  // namespace iso::runtime

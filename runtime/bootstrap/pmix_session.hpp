@@ -1,0 +1,100 @@
+// This process's connection to a PMIx server (the launcher: Open MPI's mpirun, Slurm's srun
+// --mpi=pmix): PMIx_Init once, the job's rank and size, byte values exchanged through
+// PMIx_Put/Commit/Fence/Get, fences that do not block, and what the launcher's events say
+// about failed processes. PMIx_Finalize runs when the last owner lets go, so whatever
+// still needs the server (a transport closing its endpoints) keeps a reference.
+//
+//   ISO_ASSIGN_OR_RETURN(std::shared_ptr<pmix_session> s, pmix_session::open());
+//   ISO_RETURN_IF_ERROR(s->put("address", bytes));
+//   const std::uint64_t f = s->start_fence();  // every put before it becomes visible
+//   while (!*s->fence_done(f)) ...
+//   ISO_ASSIGN_OR_RETURN(std::string peer, s->get(1, "address"));
+//
+// One per process (PMIx allows one client per process). Thread safety: fence_done,
+// job_status and note_failed may be called from any thread; the rest from one thread.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+
+namespace iso::runtime {
+
+class pmix_session {
+ public:
+  // Whether the environment names a PMIx server (PMIX_RANK and PMIX_NAMESPACE, which every
+  // PMIx launcher sets). Cheap; connects to nothing.
+  [[nodiscard]] static bool launched_by_pmix();
+
+  // Connects to the launcher's PMIx server, learns rank and size, and agrees on the job's
+  // secret (rank 0 makes one and publishes it; a collective step). Unavailable when this
+  // process was not started by a PMIx launcher (no PMIx variables, or PMIx_Init finds no
+  // server: PMIX_ERR_UNREACHABLE), so that the caller can fall back; Internal for anything
+  // else PMIx refuses, naming the call and PMIx's error.
+  [[nodiscard]] static absl::StatusOr<std::shared_ptr<pmix_session>> open(
+      absl::Duration timeout = absl::Seconds(60));
+  ~pmix_session();
+  pmix_session(const pmix_session&) = delete;
+  pmix_session& operator=(const pmix_session&) = delete;
+
+  [[nodiscard]] std::uint32_t rank() const { return rank_; }
+  [[nodiscard]] std::uint32_t size() const { return size_; }
+  // How many nodes of the job run on this host (PMIX_LOCAL_SIZE; 1 where PMIx does not say).
+  [[nodiscard]] std::uint32_t local_size() const { return local_size_; }
+  [[nodiscard]] const std::string& job_name() const { return nspace_; }
+  [[nodiscard]] const std::string& secret() const { return secret_; }
+
+  // Publishes `value` (any bytes) under `key` for every node; visible after the next fence.
+  // InvalidArgument for an empty or over-long key.
+  [[nodiscard]] absl::Status put(std::string_view key, std::string_view value);
+  // Starts a fence over the whole job that also collects every node's puts; never blocks.
+  // Returns its number, for fence_done(). An error from PMIx shows in fence_done().
+  [[nodiscard]] std::uint64_t start_fence();
+  // Whether fence `number` completed; Aborted when the job failed (naming the node),
+  // Internal when PMIx failed the fence.
+  [[nodiscard]] absl::StatusOr<bool> fence_done(std::uint64_t number) const;
+  // A fence, waited for: DeadlineExceeded after `timeout`, Aborted when the job failed.
+  [[nodiscard]] absl::Status fence(absl::Duration timeout);
+  // The value `node` put under `key` before a completed fence; looks only at what the fences
+  // collected (it never asks a peer that may be gone). NotFound names node and key.
+  [[nodiscard]] absl::StatusOr<std::string> get(std::uint32_t node, std::string_view key) const;
+
+  // Node `node` failed: this process takes it so at once. The others learn it from the
+  // launcher when this process ends with an error. Never blocks.
+  void note_failed(std::uint32_t node);
+  // This node leaves the job: failures noticed from now on do not concern it.
+  void leave() { left_ = true; }
+  // OK while no node has failed; then Aborted, naming the node and how it was learnt.
+  [[nodiscard]] absl::Status job_status() const;
+
+ private:
+  pmix_session() = default;
+  [[nodiscard]] absl::Status connect(absl::Duration timeout);
+  [[nodiscard]] absl::Status agree_on_secret(absl::Duration timeout);
+
+  struct fence_call;
+  std::uint32_t rank_ = 0;
+  std::uint32_t size_ = 0;
+  std::uint32_t local_size_ = 1;
+  std::string nspace_;
+  std::string secret_;
+  bool initialized_ = false;
+  std::atomic<bool> left_{false};
+  std::size_t handler_id_ = 0;
+  bool handler_registered_ = false;
+  mutable std::mutex mutex_;
+  // Fences in flight or done; PMIx writes into them from its own thread until they complete.
+  std::deque<std::unique_ptr<fence_call>> fences_ ABSL_GUARDED_BY(mutex_);
+  std::uint64_t first_fence_ ABSL_GUARDED_BY(mutex_) = 1;
+  std::uint64_t next_fence_ ABSL_GUARDED_BY(mutex_) = 1;
+};
+
+}  // namespace iso::runtime

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Runs a program as a job of <n> nodes on emulated hosts: mpirun starts the processes (a PMIx
+# launcher, so they run as a ucx job), and each node, once it has joined PMIx, moves into a
+# network namespace of its own (ISO_TEST_NETNS, runtime/config.hpp) and an IPC namespace of
+# its own, so that the nodes reach each other only over veth pairs joined by a bridge.
+# Needs root (ip netns); skips (exit 77) with a message where namespaces cannot be made.
+# Everything it makes is removed on exit, however it ends.
+#   tools/netns-job.sh <n> <program> [args...]
+set -euo pipefail
+
+if [ $# -lt 2 ]; then
+  echo "usage: $0 <nodes> <program> [args...]" >&2
+  exit 2
+fi
+n=$1
+shift
+for tool in ip mpirun; do
+  if ! command -v "$tool" >/dev/null 2>&1; then
+    echo "SKIPPED: $tool is not installed, so no emulated hosts can be made"
+    exit 77
+  fi
+done
+
+tag="i$$"                # short: interface names have at most 15 characters
+prefix="${tag}h"         # namespaces ${prefix}0 .. ${prefix}<n-1>
+bridge="${tag}br"
+made_namespaces=()
+made_bridge=0
+
+cleanup() {
+  for ns in "${made_namespaces[@]}"; do ip netns del "$ns" 2>/dev/null || true; done
+  if [ "$made_bridge" = 1 ]; then ip link del "$bridge" 2>/dev/null || true; fi
+}
+trap cleanup EXIT
+
+if ! ip netns add "${prefix}0" 2>/dev/null; then
+  echo "SKIPPED: cannot make network namespaces here (ip netns add needs root)"
+  exit 77
+fi
+made_namespaces+=("${prefix}0")
+for ((k = 1; k < n; k++)); do
+  ip netns add "${prefix}$k"
+  made_namespaces+=("${prefix}$k")
+done
+ip link add "$bridge" type bridge
+made_bridge=1
+ip link set "$bridge" up
+for ((k = 0; k < n; k++)); do
+  ns="${prefix}$k"
+  ip link add "${tag}v$k" type veth peer name "${tag}p$k"
+  ip link set "${tag}v$k" master "$bridge"
+  ip link set "${tag}v$k" up
+  ip link set "${tag}p$k" netns "$ns"
+  ip -n "$ns" link set lo up
+  ip -n "$ns" addr add "10.77.0.$((k + 1))/24" dev "${tag}p$k"
+  ip -n "$ns" link set "${tag}p$k" up
+done
+# A veth has carrier a moment after it is set up; UCX refuses a device without it.
+for ((k = 0; k < n; k++)); do
+  for ((try = 0; ; try++)); do
+    if ip -n "${prefix}$k" link show "${tag}p$k" | grep -q "state UP"; then break; fi
+    if [ "$try" -ge 100 ]; then
+      echo "netns-job: ${tag}p$k in ${prefix}$k did not come up within 10 s" >&2
+      exit 1
+    fi
+    sleep 0.1
+  done
+done
+
+status=0
+ISO_TEST_NETNS="$prefix" timeout -k 5 "${ISO_MPIRUN_TIMEOUT:-150}" \
+  mpirun --allow-run-as-root --oversubscribe -x ISO_TEST_NETNS -n "$n" "$@" || status=$?
+exit "$status"
