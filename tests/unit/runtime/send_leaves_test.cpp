@@ -13,6 +13,8 @@
 #include <condition_variable>
 #include <cstddef>
 #include <mutex>
+#include <utility>
+#include <vector>
 
 #include "iso/iso.hpp"
 #include "tests/support/inproc_job.hpp"
@@ -57,6 +59,44 @@ TEST_P(SendLeaves, APlainMessageArrivesWhileItsSenderIsAway) {
   EXPECT_EQ(status, 0);
   EXPECT_TRUE(arrived_while_away)
       << "the message stayed on its sender until the sender called into the runtime again";
+}
+
+constexpr iso::operation_id kInc = 0;
+constexpr iso::operation_id kAwait = 1;
+
+// An integer with inc(by) and await(at_least), whose guard holds until the value is there.
+iso::object_type counter_type() {
+  using guard = bool (*)(const std::int64_t&, std::int64_t);
+  using body = std::int64_t (*)(const std::int64_t&, std::int64_t);
+  iso::typed_object<std::int64_t> t("Counter");
+  t.write(kInc, "inc", [](std::int64_t& v, std::int64_t by) { return v += by; })
+      .read(kAwait, "await",
+            std::vector<std::pair<guard, body>>{
+                {[](const std::int64_t& v, std::int64_t want) { return v >= want; },
+                 [](const std::int64_t& v, std::int64_t) { return v; }}});
+  return t.type();
+}
+
+// The owner of a single copy serves a call in the round that also ends its own wait on the
+// copy; the reply must not wait for the owner's next call into the runtime.
+TEST_P(SendLeaves, TheReplyToACallLeavesWithTheRoundThatServedIt) {
+  arrival a;
+  bool replied_while_away = false;
+  const iso::object_type type = counter_type();
+  const int status = iso::test::run_inproc(2, opts(), [&](iso::node& node) {
+    iso::object copy(node, type, {.placement = iso::object_placement::single_copy, .owner = 1});
+    if (node.id() == 0) {
+      EXPECT_EQ(copy.call<std::int64_t>(kInc, std::int64_t{1}), 1);
+      a.announce();
+    } else {
+      EXPECT_EQ(copy.read<std::int64_t>(kAwait, std::int64_t{1}), 1);
+      replied_while_away = a.await();  // no runtime call until the caller has its reply
+    }
+    node.barrier();
+  });
+  EXPECT_EQ(status, 0);
+  EXPECT_TRUE(replied_while_away)
+      << "the reply stayed on the owner until the owner called into the runtime again";
 }
 
 INSTANTIATE_TEST_SUITE_P(NicModes, SendLeaves, iso::test::both_nic_modes(),
