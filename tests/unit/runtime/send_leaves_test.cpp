@@ -99,6 +99,28 @@ TEST_P(SendLeaves, TheReplyToACallLeavesWithTheRoundThatServedIt) {
       << "the reply stayed on the owner until the owner called into the runtime again";
 }
 
+// A call started on a single copy elsewhere is on its way when start() returns.
+TEST_P(SendLeaves, AStartedCallReachesTheOwnerWhileItsCallerIsAway) {
+  arrival a;
+  bool served_while_away = false;
+  const iso::object_type type = counter_type();
+  const int status = iso::test::run_inproc(2, opts(), [&](iso::node& node) {
+    iso::object copy(node, type, {.placement = iso::object_placement::single_copy, .owner = 1});
+    if (node.id() == 0) {
+      iso::pending<std::int64_t> call = copy.start<std::int64_t>(kInc, std::int64_t{1});
+      served_while_away = a.await();  // no runtime call until the owner applied it
+      EXPECT_EQ(call.get(), 1);
+    } else {
+      EXPECT_EQ(copy.read<std::int64_t>(kAwait, std::int64_t{1}), 1);
+      a.announce();
+    }
+    node.barrier();
+  });
+  EXPECT_EQ(status, 0);
+  EXPECT_TRUE(served_while_away)
+      << "the request stayed on its caller until the caller called into the runtime again";
+}
+
 INSTANTIATE_TEST_SUITE_P(NicModes, SendLeaves, iso::test::both_nic_modes(),
                          iso::test::nic_mode_name);
 
