@@ -6,7 +6,7 @@
 // Each figure is the median, and the minimum, over repetitions of the mean of a batch of
 // round trips, in microseconds. A worker program: run it under isorun.
 //
-//   build/bin/isorun -n 2 -- build/bin/size-lat [--quick] [--size BYTES]
+//   build/bin/isorun -n 2 -- build/bin/size-lat [--quick] [--size BYTES] [--messages]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -90,7 +90,8 @@ stats measure(int repetitions, int batch, F&& once) {
 
 struct settings {
   bool quick = false;
-  std::size_t only_size = 0;  // --size N: that size alone
+  std::size_t only_size = 0;   // --size N: that size alone
+  bool messages_only = false;  // --messages: the plain messages alone (for profiles)
 };
 
 void worker(iso::node& node, const settings& set) {
@@ -121,9 +122,11 @@ void worker(iso::node& node, const settings& set) {
       node.send(1, bytes);
       (void)node.receive();
     });
-    const stats single = measure(repetitions, batch, [&] { (void)copy.invoke(kPut, bytes); });
-    const stats replicated =
-        measure(repetitions, batch, [&] { (void)replica.invoke(kPut, bytes); });
+    stats single, replicated;
+    if (!set.messages_only) {
+      single = measure(repetitions, batch, [&] { (void)copy.invoke(kPut, bytes); });
+      replicated = measure(repetitions, batch, [&] { (void)replica.invoke(kPut, bytes); });
+    }
     std::printf("%8zu  %9.1f %9.1f    %9.1f %9.1f    %9.1f %9.1f\n", size, message.median,
                 message.minimum, single.median, single.minimum, replicated.median,
                 replicated.minimum);
@@ -140,6 +143,7 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
     if (arg == "--quick") set.quick = true;
+    if (arg == "--messages") set.messages_only = true;
     if (arg == "--size" && i + 1 < argc) set.only_size = std::strtoull(argv[++i], nullptr, 10);
   }
   return iso::run(argc, argv, iso::options{}, [&](iso::node& node) { worker(node, set); });
