@@ -119,6 +119,19 @@ absl::Status engine::poll(bool& did_work) {
   return absl::OkStatus();
 }
 
+absl::Status engine::send_submitted() {
+  ISO_DCHECK(inline_) << "send_submitted() is for inline mode";
+  if (failed_.load(std::memory_order_acquire)) return failure();
+  bool did_work = false;
+  std::size_t flushed = 0;
+  absl::Status s = out_.flush(flushed);  // a backlog keeps submissions in the queue
+  if (s.ok()) s = take_submissions(did_work);
+  // Inline, nobody else sends the tokens this owes before the host's next call (poll_once).
+  if (s.ok()) s = time_->send_owed_tokens(did_work);
+  if (!s.ok()) fail(s);
+  return s;
+}
+
 void engine::wait(absl::Duration timeout) {
   ISO_DCHECK(inline_) << "wait() is for inline mode (a NIC thread owns its SIU)";
   bool parked = false;

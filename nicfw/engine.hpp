@@ -106,6 +106,10 @@ class engine final : private nic_context {
   // Inline mode: one round of NIC work from the host's thread. Sets did_work when anything
   // happened. Returns the NIC's failure, if it has failed.
   [[nodiscard]] absl::Status poll(bool& did_work);
+  // Inline mode: only the sending part of a round: what the host submitted goes out now
+  // (with the tokens that sending owes), what arrived stays for the next poll(). Cheaper
+  // than poll() for a host that has just submitted. Returns the NIC's failure, if any.
+  [[nodiscard]] absl::Status send_submitted();
 
   // Inline mode: sleeps until a packet arrives or `timeout` passes. An idle SIU parks
   // first, and then it returns at once (the host polls again before it sleeps).

@@ -471,6 +471,10 @@ absl::StatusOr<std::uint64_t> object_table::start(object_id id, operation_id op_
                 .epoch = e.moves};
       send_request(r, e.owner);
       pending_[call].sent = std::move(r);
+      // Sent now, as start() promises: a caller that goes on computing would otherwise
+      // hold the request until its next call into the runtime.
+      bool sent = false;
+      if (absl::Status s = flush_outbox(sent); !s.ok()) return s;
     }
   }
   return call;

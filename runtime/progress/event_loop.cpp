@@ -139,8 +139,15 @@ absl::Status event_loop::submit(nicfw::submission_kind kind, comm::node_id to,
       std::this_thread::yield();
     }
   }
-  nic_.wake();
-  return absl::OkStatus();
+  if (!nic_.runs_inline()) {
+    nic_.wake();
+    return absl::OkStatus();
+  }
+  // Inline, the NIC runs only when the host calls into the runtime: without this the packet
+  // would wait for the sender's next call, which may come after a long computation (a
+  // reply to a call just served, for one, submitted in the round that ends the wait). Only
+  // the sending part of a round: a full one per message would slow a stream of them.
+  return nic_.send_submitted();
 }
 
 }  // namespace iso::runtime

@@ -1,0 +1,127 @@
+// What a node sends is on its way when the call returns, whatever the NIC mode: with the
+// NIC inline, a submission used to wait in the host queue for the sender's next call into
+// the runtime, so a node that sent and then computed held its message (or the reply to a
+// call it had just served) back for the whole computation.
+//
+// The sender here makes no call into the runtime after its send until the receiver says
+// the message came; the receiver's word is bounded, so that a broken build fails instead
+// of hanging.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "iso/iso.hpp"
+#include "tests/support/inproc_job.hpp"
+
+namespace {
+
+class SendLeaves : public iso::test::nic_mode_test {};
+
+// Set by the receiver once the message is in; the sender waits for it outside the runtime.
+struct arrival {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool arrived = false;
+
+  void announce() {
+    const std::lock_guard lock(mu);
+    arrived = true;
+    cv.notify_all();
+  }
+  // True when the receiver announced the message within the (generous) bound.
+  bool await() {
+    std::unique_lock lock(mu);
+    return cv.wait_for(lock, std::chrono::seconds(20), [&] { return arrived; });
+  }
+};
+
+TEST_P(SendLeaves, APlainMessageArrivesWhileItsSenderIsAway) {
+  arrival a;
+  bool arrived_while_away = false;
+  const int status = iso::test::run_inproc(2, opts(), [&](iso::node& node) {
+    if (node.id() == 0) {
+      const std::array<std::byte, 64> payload{std::byte{7}};
+      node.send(1, payload);
+      arrived_while_away = a.await();  // no runtime call until the receiver has it
+    } else {
+      const iso::message m = node.receive();
+      EXPECT_EQ(m.bytes().size(), 64U);
+      a.announce();
+    }
+    node.barrier();
+  });
+  EXPECT_EQ(status, 0);
+  EXPECT_TRUE(arrived_while_away)
+      << "the message stayed on its sender until the sender called into the runtime again";
+}
+
+constexpr iso::operation_id kInc = 0;
+constexpr iso::operation_id kAwait = 1;
+
+// An integer with inc(by) and await(at_least), whose guard holds until the value is there.
+iso::object_type counter_type() {
+  using guard = bool (*)(const std::int64_t&, std::int64_t);
+  using body = std::int64_t (*)(const std::int64_t&, std::int64_t);
+  iso::typed_object<std::int64_t> t("Counter");
+  t.write(kInc, "inc", [](std::int64_t& v, std::int64_t by) { return v += by; })
+      .read(kAwait, "await",
+            std::vector<std::pair<guard, body>>{
+                {[](const std::int64_t& v, std::int64_t want) { return v >= want; },
+                 [](const std::int64_t& v, std::int64_t) { return v; }}});
+  return t.type();
+}
+
+// The owner of a single copy serves a call in the round that also ends its own wait on the
+// copy; the reply must not wait for the owner's next call into the runtime.
+TEST_P(SendLeaves, TheReplyToACallLeavesWithTheRoundThatServedIt) {
+  arrival a;
+  bool replied_while_away = false;
+  const iso::object_type type = counter_type();
+  const int status = iso::test::run_inproc(2, opts(), [&](iso::node& node) {
+    iso::object copy(node, type, {.placement = iso::object_placement::single_copy, .owner = 1});
+    if (node.id() == 0) {
+      EXPECT_EQ(copy.call<std::int64_t>(kInc, std::int64_t{1}), 1);
+      a.announce();
+    } else {
+      EXPECT_EQ(copy.read<std::int64_t>(kAwait, std::int64_t{1}), 1);
+      replied_while_away = a.await();  // no runtime call until the caller has its reply
+    }
+    node.barrier();
+  });
+  EXPECT_EQ(status, 0);
+  EXPECT_TRUE(replied_while_away)
+      << "the reply stayed on the owner until the owner called into the runtime again";
+}
+
+// A call started on a single copy elsewhere is on its way when start() returns.
+TEST_P(SendLeaves, AStartedCallReachesTheOwnerWhileItsCallerIsAway) {
+  arrival a;
+  bool served_while_away = false;
+  const iso::object_type type = counter_type();
+  const int status = iso::test::run_inproc(2, opts(), [&](iso::node& node) {
+    iso::object copy(node, type, {.placement = iso::object_placement::single_copy, .owner = 1});
+    if (node.id() == 0) {
+      iso::pending<std::int64_t> call = copy.start<std::int64_t>(kInc, std::int64_t{1});
+      served_while_away = a.await();  // no runtime call until the owner applied it
+      EXPECT_EQ(call.get(), 1);
+    } else {
+      EXPECT_EQ(copy.read<std::int64_t>(kAwait, std::int64_t{1}), 1);
+      a.announce();
+    }
+    node.barrier();
+  });
+  EXPECT_EQ(status, 0);
+  EXPECT_TRUE(served_while_away)
+      << "the request stayed on its caller until the caller called into the runtime again";
+}
+
+INSTANTIATE_TEST_SUITE_P(NicModes, SendLeaves, iso::test::both_nic_modes(),
+                         iso::test::nic_mode_name);
+
+}  // namespace
