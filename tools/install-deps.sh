@@ -7,7 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git
   libabsl-dev libprotobuf-dev protobuf-compiler libprotoc-dev
   libhwloc-dev libpmix-dev zlib1g-dev libgtest-dev libgmock-dev libboost-context-dev
-  openmpi-bin libopenmpi-dev libucx-dev ucx-utils clang-format clang-tidy
+  openmpi-bin libopenmpi-dev libucx-dev ucx-utils iproute2 clang-format clang-tidy
   chromium-headless-shell
 )
 
