@@ -19,6 +19,24 @@ using iso::object_placement;
 namespace int_ops = iso::test::int_ops;
 namespace queue_ops = iso::test::queue_ops;
 
+// Every node's values, gathered at node 0 by plain messages and sorted there; elsewhere
+// empty (a node sends its own and goes on).
+std::vector<std::int64_t> gather_at_zero(iso::node& node, const std::vector<std::int64_t>& mine) {
+  if (node.id() != 0) {
+    node.send(0, std::as_bytes(std::span(mine)));
+    return {};
+  }
+  std::vector<std::int64_t> all = mine;
+  for (std::uint32_t i = 1; i < node.count(); ++i) {
+    const iso::message m = node.receive();
+    const std::size_t at = all.size();
+    all.resize(at + m.bytes().size() / sizeof(std::int64_t));
+    std::memcpy(all.data() + at, m.bytes().data(), m.bytes().size());
+  }
+  std::sort(all.begin(), all.end());
+  return all;
+}
+
 TEST(ObjectJob, EveryNodeIncrementsAndNodeZeroAwaitsTheTotal) {
   iso::node& node = iso::test::job_node();
   const iso::object_type int_type = iso::test::make_int_type();
@@ -55,17 +73,8 @@ TEST(ObjectJob, JobQueueGivesEveryJobExactlyOnce) {
     for (std::int64_t job; (job = queue.call<std::int64_t>(queue_ops::kGet)) >= 0;) {
       mine.push_back(job);
     }
-    if (node.id() != 0) {
-      node.send(0, std::as_bytes(std::span(mine)));
-    } else {
-      std::vector<std::int64_t> all = mine;
-      for (std::uint32_t i = 1; i < node.count(); ++i) {
-        const iso::message m = node.receive();
-        const std::size_t at = all.size();
-        all.resize(at + m.bytes().size() / sizeof(std::int64_t));
-        std::memcpy(all.data() + at, m.bytes().data(), m.bytes().size());
-      }
-      std::sort(all.begin(), all.end());
+    const std::vector<std::int64_t> all = gather_at_zero(node, mine);
+    if (node.id() == 0) {
       ASSERT_EQ(all.size(), static_cast<std::size_t>(kJobs));
       for (std::int64_t j = 0; j < kJobs; ++j) ASSERT_EQ(all[j], j);
     }
@@ -134,17 +143,8 @@ TEST(ObjectJob, AutomaticPlacementSwitchesBothWays) {
   }
   order_barrier(2);
   EXPECT_EQ(counter.current_placement(), object_placement::single_copy);
-  if (node.id() != 0) {
-    node.send(0, std::as_bytes(std::span(incs)));
-  } else {
-    std::vector<std::int64_t> all = incs;
-    for (std::uint32_t i = 1; i < node.count(); ++i) {
-      const iso::message m = node.receive();
-      const std::size_t at = all.size();
-      all.resize(at + m.bytes().size() / sizeof(std::int64_t));
-      std::memcpy(all.data() + at, m.bytes().data(), m.bytes().size());
-    }
-    std::sort(all.begin(), all.end());
+  const std::vector<std::int64_t> all = gather_at_zero(node, incs);
+  if (node.id() == 0) {
     ASSERT_EQ(all.size(), static_cast<std::size_t>(nodes * (kCalls / 10 + kCalls * 9 / 10)));
     for (std::size_t k = 0; k < all.size(); ++k) {
       ASSERT_EQ(all[k], static_cast<std::int64_t>(k + 1));
