@@ -32,11 +32,19 @@ absl::StatusOr<std::uint64_t> object_table::start_in_isochron(
     return absl::FailedPreconditionError(
         absl::StrFormat("%s: %s", who, isochron_problem.message()));
   }
+  if (e.automatic) {
+    // Even while replicated: it may become a single copy before the isochron takes
+    // effect, and its owner would then run the write alone, outside the isochron.
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "%s: the object has automatic placement (now %s); only a write of an object created "
+        "replicated can join an isochron",
+        who, e.where == object_placement::replicated ? "replicated" : "a single copy"));
+  }
   if (e.where != object_placement::replicated) {
     return absl::FailedPreconditionError(absl::StrFormat(
-        "%s: the object is a single copy (%s, on node %u); only a replicated object's writes "
+        "%s: the object is a single copy (on node %u); only a replicated object's writes "
         "can join an isochron",
-        who, e.automatic ? "automatic placement" : "single_copy", e.owner));
+        who, e.owner));
   }
   if (order_->kind() != order_kind::isotach) {
     return absl::FailedPreconditionError(absl::StrFormat(

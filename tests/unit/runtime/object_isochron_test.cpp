@@ -60,6 +60,13 @@ TEST(ObjectIsochronMisuse, EveryCallThatMayNotJoinIsRefusedAndNothingIsAdded) {
     iso::object x(node, int_type, {.placement = object_placement::replicated});
     iso::object single(node, int_type, {.placement = object_placement::single_copy, .owner = 1});
     iso::object automatic(node, int_type, {.placement = object_placement::automatic, .owner = 1});
+    // Automatic but replicated now (the hint says reads dominate): it could become a single
+    // copy before the isochron takes effect, so it is refused too.
+    iso::object automatic_replicated(node, int_type,
+                                     {.placement = object_placement::automatic,
+                                      .owner = 1,
+                                      .initial = {},
+                                      .reads_per_write = 10});
     iso::object queue(node, queue_type, {.placement = object_placement::replicated});
     node.barrier();
     iso::pending<std::int64_t> good;
@@ -71,6 +78,10 @@ TEST(ObjectIsochronMisuse, EveryCallThatMayNotJoinIsRefusedAndNothingIsAdded) {
                    [&] { (void)single.start<std::int64_t>(in, int_ops::kInc, std::int64_t{1}); });
       expect_error(error_code::failed_precondition, "automatic placement", [&] {
         (void)automatic.start<std::int64_t>(in, int_ops::kInc, std::int64_t{1});
+      });
+      ASSERT_EQ(automatic_replicated.current_placement(), object_placement::replicated);
+      expect_error(error_code::failed_precondition, "automatic placement (now replicated)", [&] {
+        (void)automatic_replicated.start<std::int64_t>(in, int_ops::kInc, std::int64_t{1});
       });
       expect_error(error_code::failed_precondition, "operation 1 (value) in an isochron",
                    [&] { (void)x.start<std::int64_t>(in, int_ops::kValue); });
