@@ -151,8 +151,10 @@ TEST_P(AutoPlacement, AHintOfManyReadsStartsReplicated) {
                            : iso::object::attach(node, iso::runtime::object_table::kOrderedIds);
     std::vector<object_placement> start = {collective.current_placement(),
                                            made.current_placement()};
-    for (int i = 0; i < kIncs; ++i) collective.call<std::int64_t>(int_ops::kInc, std::int64_t{1});
+    // Every node looks before any node writes: another node's writes could switch it first.
     order_barrier(arrivals, 1, static_cast<int>(node.count()));
+    for (int i = 0; i < kIncs; ++i) collective.call<std::int64_t>(int_ops::kInc, std::int64_t{1});
+    order_barrier(arrivals, 2, static_cast<int>(node.count()));
     const object_placement end = collective.current_placement();
     const auto v = collective.read<std::int64_t>(int_ops::kValue);
     std::lock_guard lock(mu);
