@@ -142,6 +142,7 @@ void object_table::on_transfer(std::vector<std::byte> packet) {
     // The object became replicated while this copy was on its way: it is the first replica.
     object.replicate_on_arrival = false;
     ship_replicas(object);
+    apply_held(object);  // writes ordered since the switch, held until the copy came
     retry_deferred(object);
     return;
   }

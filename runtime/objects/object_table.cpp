@@ -111,6 +111,9 @@ absl::StatusOr<std::uint64_t> object_table::register_type(
         "object type %s: node %u has registered another type under that name", type->name, self_));
   }
   collective_digest d(collective_digest::kind::object);
+  // The objects order too: a type registered under another order would never see the
+  // creations by one node that travel in this one.
+  d.add(static_cast<std::uint64_t>(order_->kind()));
   d.add(type->ops.size());
   for (const char c : type->name) d.add(static_cast<std::uint64_t>(c));
   for (const operation& op : type->ops) {
@@ -387,8 +390,8 @@ absl::StatusOr<std::uint64_t> object_table::start(object_id id, operation_id op_
         id, op_id));
   }
   while (!redo_dropped_.empty()) {
-    const std::uint64_t dropped = redo_dropped_.back();
-    redo_dropped_.pop_back();
+    const std::uint64_t dropped = redo_dropped_.front();
+    redo_dropped_.pop_front();
     if (absl::Status s = redo(dropped); !s.ok()) return s;
   }
   absl::StatusOr<entry*> found = find(id, "object call");
@@ -420,62 +423,75 @@ absl::StatusOr<std::uint64_t> object_table::start(object_id id, operation_id op_
   const std::uint64_t call = next_call_++;
   pending_[call] = {.object = id};
   const bool write = op.kind == operation_kind::write;
-  if (e.where == object_placement::replicated && write) {
-    if (absl::Status s = send_ordered(op_id, id, call, args); !s.ok()) {
-      pending_.erase(call);
-      if (s.code() == absl::StatusCode::kOutOfRange) {
-        return absl::InvalidArgumentError(
-            absl::StrFormat("%s: %s", describe(e.id, e.type->name, op), s.message()));
-      }
-      return s;
-    }
-  } else if (e.where == object_placement::replicated) {
-    if (e.automatic) {
-      // Replicated by automatic placement: the replica may still be on its way here.
-      if (absl::Status s = wait_for_replica(e); !s.ok()) {
+  // Dispatched by the object's placement as it is when the call goes out: a wait below (for
+  // a copy on its way) or the writes applied before a read may switch it, so look again.
+  for (;;) {
+    if (e.where == object_placement::replicated && write) {
+      if (absl::Status s = send_ordered(op_id, id, call, args); !s.ok()) {
         pending_.erase(call);
+        if (s.code() == absl::StatusCode::kOutOfRange) {
+          return absl::InvalidArgumentError(
+              absl::StrFormat("%s: %s", describe(e.id, e.type->name, op), s.message()));
+        }
         return s;
       }
+      break;
     }
-    // Writes already filed here (under the isotach order, at a logical time this node has
-    // passed, perhaps beside shared variables it has read) are applied before the read.
-    apply_delivered();
-    execute(e, op, std::move(decoded), self_, call, /*logged=*/false, args);
-    if (e.automatic) {
-      if (absl::Status s = report_reads(e); !s.ok()) return s;
+    if (e.where == object_placement::replicated) {
+      if (!e.state) {
+        // Replicated by automatic placement: the replica may still be on its way here.
+        if (absl::Status s = wait_for_replica(e); !s.ok()) {
+          pending_.erase(call);
+          return s;
+        }
+        continue;
+      }
+      // Writes already filed here (under the isotach order, at a logical time this node has
+      // passed, perhaps beside shared variables it has read) are applied before the read.
+      apply_delivered();
+      if (e.where != object_placement::replicated || !e.state) continue;
+      execute(e, op, std::move(decoded), self_, call, /*logged=*/false, args);
+      if (e.automatic) {
+        if (absl::Status s = report_reads(e); !s.ok()) return s;
+      }
+      break;
     }
-  } else {
-    // A copy on its way here: wait for it (or for it to move on).
+    // A copy on its way here: wait for it (or for it to move on, or to become replicas).
     if (e.owner == self_ && !e.state) {
-      if (absl::Status s = loop_.wait_for([&] { return e.owner != self_ || e.state; }); !s.ok()) {
+      if (absl::Status s = loop_.wait_for([&] {
+            return e.owner != self_ || e.state || e.where != object_placement::single_copy;
+          });
+          !s.ok()) {
         pending_.erase(call);
         return s;
       }
+      continue;
     }
     if (e.owner == self_) {
       note_call(e, self_, op);
       execute(e, op, std::move(decoded), self_, call, /*logged=*/true, args);
-    } else {
-      if (sizeof(wire::request_header) + args.size() > max_direct_) {
-        pending_.erase(call);
-        return absl::InvalidArgumentError(
-            absl::StrFormat("%s: arguments of %u bytes exceed the largest request of %u bytes",
-                            describe(e.id, e.type->name, op), args.size(),
-                            max_direct_ - sizeof(wire::request_header)));
-      }
-      request r{.from = self_,
-                .object = id,
-                .op = op_id,
-                .call = call,
-                .args = {args.begin(), args.end()},
-                .epoch = e.moves};
-      send_request(r, e.owner);
-      pending_[call].sent = std::move(r);
-      // Sent now, as start() promises: a caller that goes on computing would otherwise
-      // hold the request until its next call into the runtime.
-      bool sent = false;
-      if (absl::Status s = flush_outbox(sent); !s.ok()) return s;
+      break;
     }
+    if (sizeof(wire::request_header) + args.size() > max_direct_) {
+      pending_.erase(call);
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: arguments of %u bytes exceed the largest request of %u bytes",
+                          describe(e.id, e.type->name, op), args.size(),
+                          max_direct_ - sizeof(wire::request_header)));
+    }
+    request r{.from = self_,
+              .object = id,
+              .op = op_id,
+              .call = call,
+              .args = {args.begin(), args.end()},
+              .epoch = e.moves};
+    send_request(r, e.owner);
+    pending_[call].sent = std::move(r);
+    // Sent now, as start() promises: a caller that goes on computing would otherwise
+    // hold the request until its next call into the runtime.
+    bool sent = false;
+    if (absl::Status s = flush_outbox(sent); !s.ok()) return s;
+    break;
   }
   return call;
 }
@@ -486,7 +502,8 @@ absl::StatusOr<bool> object_table::poll(std::uint64_t call) {
   if (!it->second.done && !loop_.progress_forbidden()) {
     bool did_work = false;
     if (absl::Status s = loop_.progress(did_work); !s.ok()) return s;
-    if (it->second.redo) {
+    // Only when it need not wait: ready() never blocks; get() waits for the rest.
+    if (it->second.redo && redo_ready(call)) {
       if (absl::Status s = redo(call); !s.ok()) return s;
     }
   }

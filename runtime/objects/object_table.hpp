@@ -283,6 +283,10 @@ class object_table final : public delivery_unit {
   [[nodiscard]] absl::Status replicate(object_id id);
   void apply_replicate(const ordered_delivery& d, object_id id, std::uint64_t call);
   void ship_replicas(entry& e);
+  // Applies the ordered messages held while the object's replica was on its way.
+  void apply_held(entry& e);
+  // Whether redo(call) can dispatch the call without waiting (see redo()).
+  [[nodiscard]] bool redo_ready(std::uint64_t call) const;
   void install_replica(entry& e, std::span<const std::byte> packet);
   void note_ordered(entry& e, const ordered_delivery& d, const operation& op);
   void apply_reads(const ordered_delivery& d, object_id id);
@@ -312,7 +316,7 @@ class object_table final : public delivery_unit {
   std::deque<outgoing> outbox_;
   // Dropped calls told to redo (the object became replicated): dispatched again by the next
   // call of this node, so that a dropped write is still applied once.
-  std::vector<std::uint64_t> redo_dropped_;
+  std::deque<std::uint64_t> redo_dropped_;  // dispatched again in the order they came
   absl::Duration call_timeout_ = absl::Seconds(60);
 };
 

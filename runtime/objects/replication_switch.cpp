@@ -148,11 +148,15 @@ void object_table::install_replica(entry& e, std::span<const std::byte> packet) 
   install(e, packet);
   if (!e.state) return;  // a malformed copy failed the node
   keep_replica_calls(e.queue, e.type->ops, self_);
+  apply_held(e);
+  retry_deferred(e);
+}
+
+void object_table::apply_held(entry& e) {
   // The order's messages for the object that came while the replica was on its way.
   std::vector<ordered_delivery> held = std::move(e.held);
   e.held.clear();
   for (const ordered_delivery& d : held) apply_ordered(d);
-  retry_deferred(e);
 }
 
 bool object_table::hold_ordered(const ordered_delivery& d, object_id id, std::uint32_t op) {
@@ -228,7 +232,12 @@ void object_table::unreplicate(entry& e, comm::node_id to) {
   ++e.moves;
   reset_uses(e);
   e.unreported_reads = 0;
-  if (to == self_) return;  // keeps its replica as the copy, with the waiting writes
+  if (to == self_) {
+    // Keeps its replica as the copy, with the waiting writes; requests that waited for
+    // this point of the order are served now.
+    retry_deferred(e);
+    return;
+  }
   std::deque<waiting_call> queue = std::move(e.queue);
   e.queue.clear();
   e.state.reset();
@@ -246,6 +255,19 @@ void object_table::unreplicate(entry& e, comm::node_id to) {
     send_request(r, to);
     p->second.sent = std::move(r);
   }
+  retry_deferred(e);  // requests that waited for this point are told where the copy is
+}
+
+bool object_table::redo_ready(std::uint64_t call) const {
+  auto it = pending_.find(call);
+  if (it == pending_.end() || !it->second.sent) return true;
+  auto found = objects_.find(it->second.sent->object);
+  if (found == objects_.end()) return true;  // redo() names the missing object
+  const entry& e = *found->second;
+  // Once this node has applied what the owner had, and has the copy it needs.
+  if (e.moves < it->second.sent->epoch) return false;
+  if (e.where == object_placement::replicated) return static_cast<bool>(e.state);
+  return e.owner != self_ || static_cast<bool>(e.state);
 }
 
 absl::Status object_table::redo(std::uint64_t call) {
@@ -256,15 +278,7 @@ absl::Status object_table::redo(std::uint64_t call) {
   absl::StatusOr<entry*> found = find(r.object, "object call");
   if (!found.ok()) return found.status();
   entry& e = **found;
-  // Until this node has applied what the owner had, and has the copy it needs.
-  if (absl::Status s = loop_.wait_for([&] {
-        if (e.moves < r.epoch) return false;
-        if (e.where == object_placement::replicated) return static_cast<bool>(e.state);
-        return e.owner != self_ || static_cast<bool>(e.state);
-      });
-      !s.ok()) {
-    return s;
-  }
+  if (absl::Status s = loop_.wait_for([&] { return redo_ready(call); }); !s.ok()) return s;
   it = pending_.find(call);
   if (it == pending_.end()) return absl::OkStatus();
   const operation& op = e.type->ops[r.op];
@@ -288,8 +302,9 @@ absl::Status object_table::redo(std::uint64_t call) {
 }
 
 absl::Status object_table::wait_for_replica(entry& e) {
-  if (e.state) return absl::OkStatus();
-  return loop_.wait_for([&] { return static_cast<bool>(e.state); });
+  // Or until it is a single copy again: the caller then dispatches the call anew.
+  return loop_.wait_for(
+      [&] { return static_cast<bool>(e.state) || e.where != object_placement::replicated; });
 }
 
 absl::Status object_table::report_reads(entry& e) {
