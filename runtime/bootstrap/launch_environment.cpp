@@ -37,6 +37,14 @@ absl::StatusOr<std::uint32_t> number(const char* name, const std::string& text,
 
 }  // namespace
 
+// Whether this build has the ucx fabric: without it, a process that a PMIx launcher
+// started runs as a job of one rather than failing (ISO_TRANSPORT=ucx still fails, named).
+#ifdef ISO_HAVE_UCX
+constexpr bool kHaveUcx = true;
+#else
+constexpr bool kHaveUcx = false;
+#endif
+
 absl::StatusOr<launch_environment> read_launch_environment() {
   launch_environment env;
   const std::optional<std::string> transport = variable(kTransportVariable);
@@ -47,7 +55,7 @@ absl::StatusOr<launch_environment> read_launch_environment() {
   const std::optional<std::string> size = variable(kSizeVariable);
   if (!size) {
     // No isorun: a PMIx launcher's job (the PMIx session gives rank and size), or a job of one.
-    if (transport == "ucx" || (!transport && pmix_session::launched_by_pmix())) {
+    if (transport == "ucx" || (!transport && kHaveUcx && pmix_session::launched_by_pmix())) {
       env.transport = transport_kind::ucx;
       env.ucx_automatic = !transport.has_value();
       env.from_launcher = true;
