@@ -21,6 +21,7 @@
 
 #include "apps/asp/asp_kernel.hpp"
 #include "apps/common/command_line.hpp"
+#include "apps/common/object_state.hpp"
 #include "apps/common/partition.hpp"
 #include "apps/common/report.hpp"
 
@@ -52,18 +53,7 @@ std::vector<std::byte> row_bytes(std::uint64_t k) {
 }
 
 iso::object_type make_rows_type() {
-  iso::state_functions state;
-  state.create = [](std::span<const std::byte> initial) -> void* {
-    if (!initial.empty()) {
-      throw iso::error(iso::error_code::invalid_argument, "AspRows takes no initial bytes");
-    }
-    return new rows_state();
-  };
-  state.destroy = [](void* s) { delete static_cast<rows_state*>(s); };
-  state.clone = [](const void* s) -> void* {
-    return new rows_state(*static_cast<const rows_state*>(s));
-  };
-  iso::object_type type("AspRows", std::move(state));
+  iso::object_type type("AspRows", iso::apps::default_state<rows_state>("AspRows"));
 
   iso::operation put;
   put.id = kPut;

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "apps/common/command_line.hpp"
+#include "apps/common/object_state.hpp"
 #include "apps/common/partition.hpp"
 #include "apps/common/report.hpp"
 #include "apps/sor/sor_kernel.hpp"
@@ -95,18 +96,7 @@ std::vector<std::byte> key_bytes(slot_key key) {
 }
 
 iso::object_type make_row_type() {
-  iso::state_functions state;
-  state.create = [](std::span<const std::byte> initial) -> void* {
-    if (!initial.empty()) {
-      throw iso::error(iso::error_code::invalid_argument, "SorRows takes no initial bytes");
-    }
-    return new row_slots();
-  };
-  state.destroy = [](void* s) { delete static_cast<row_slots*>(s); };
-  state.clone = [](const void* s) -> void* {
-    return new row_slots(*static_cast<const row_slots*>(s));
-  };
-  iso::object_type type("SorRows", std::move(state));
+  iso::object_type type("SorRows", iso::apps::default_state<row_slots>("SorRows"));
 
   iso::operation put;
   put.id = kPut;
