@@ -40,17 +40,10 @@ struct put_arguments {
 };
 
 std::vector<std::byte> put_bytes(std::uint64_t k, std::span<const std::int32_t> row) {
-  std::vector<std::byte> bytes(sizeof k + row.size_bytes());
-  std::memcpy(bytes.data(), &k, sizeof k);
-  std::memcpy(bytes.data() + sizeof k, row.data(), row.size_bytes());
-  return bytes;
+  return iso::apps::argument_bytes(k, row);
 }
 
-std::vector<std::byte> row_bytes(std::uint64_t k) {
-  std::vector<std::byte> bytes(sizeof k);
-  std::memcpy(bytes.data(), &k, sizeof k);
-  return bytes;
-}
+std::vector<std::byte> row_bytes(std::uint64_t k) { return iso::apps::argument_bytes(k); }
 
 iso::object_type make_rows_type() {
   iso::object_type type("AspRows", iso::apps::default_state<rows_state>("AspRows"));

@@ -1,11 +1,15 @@
-// Object states the apps build by hand (their operations take variable-length arguments,
-// which the typed layer does not): a default-constructed C++ value, copied to clone.
+// What the apps' hand-built object types share (their operations take variable-length
+// arguments, which the typed layer does not): a default-constructed C++ state, copied to
+// clone, and argument bytes made of a fixed header and an array of values.
 #pragma once
 
 #include <cstddef>
+#include <cstring>
 #include <iso/iso.hpp>
 #include <span>
 #include <string>
+#include <type_traits>
+#include <vector>
 
 namespace iso::apps {
 
@@ -23,6 +27,18 @@ template <class State>
   state.destroy = [](void* s) { delete static_cast<State*>(s); };
   state.clone = [](const void* s) -> void* { return new State(*static_cast<const State*>(s)); };
   return state;
+}
+
+// The bytes of a trivially copyable header, then of `values` (none: the header alone).
+template <class Header, class Value = std::byte>
+[[nodiscard]] std::vector<std::byte> argument_bytes(const Header& header,
+                                                    std::span<const Value> values = {}) {
+  static_assert(std::is_trivially_copyable_v<Header> && std::is_trivially_copyable_v<Value>);
+  std::vector<std::byte> bytes(sizeof header + values.size_bytes());
+  std::memcpy(bytes.data(), &header, sizeof header);
+  if (!values.empty())
+    std::memcpy(bytes.data() + sizeof header, values.data(), values.size_bytes());
+  return bytes;
 }
 
 }  // namespace iso::apps

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "apps/common/command_line.hpp"
+#include "apps/common/object_state.hpp"
 #include "apps/common/partition.hpp"
 #include "apps/common/report.hpp"
 #include "apps/leq/leq_kernel.hpp"
@@ -58,17 +59,10 @@ struct get_arguments {
 };
 
 std::vector<std::byte> put_bytes(put_header at, std::span<const double> values) {
-  std::vector<std::byte> bytes(sizeof at + values.size_bytes());
-  std::memcpy(bytes.data(), &at, sizeof at);
-  std::memcpy(bytes.data() + sizeof at, values.data(), values.size_bytes());
-  return bytes;
+  return iso::apps::argument_bytes(at, values);
 }
 
-std::vector<std::byte> get_bytes(get_arguments args) {
-  std::vector<std::byte> bytes(sizeof args);
-  std::memcpy(bytes.data(), &args, sizeof args);
-  return bytes;
-}
+std::vector<std::byte> get_bytes(get_arguments args) { return iso::apps::argument_bytes(args); }
 
 // The type of an n-entry iterate; n comes with the creation as initial bytes.
 iso::object_type make_vector_type() {

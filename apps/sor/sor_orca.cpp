@@ -83,17 +83,10 @@ slot_key read_key(std::span<const std::byte> bytes, const char* op) {
 }
 
 std::vector<std::byte> put_bytes(slot_key key, std::span<const double> row) {
-  std::vector<std::byte> bytes(sizeof key + row.size_bytes());
-  std::memcpy(bytes.data(), &key, sizeof key);
-  std::memcpy(bytes.data() + sizeof key, row.data(), row.size_bytes());
-  return bytes;
+  return iso::apps::argument_bytes(key, row);
 }
 
-std::vector<std::byte> key_bytes(slot_key key) {
-  std::vector<std::byte> bytes(sizeof key);
-  std::memcpy(bytes.data(), &key, sizeof key);
-  return bytes;
-}
+std::vector<std::byte> key_bytes(slot_key key) { return iso::apps::argument_bytes(key); }
 
 iso::object_type make_row_type() {
   iso::object_type type("SorRows", iso::apps::default_state<row_slots>("SorRows"));
