@@ -213,6 +213,9 @@ void object_table::apply_create(const ordered_delivery& d, std::uint64_t call) {
     return;
   }
   objects_[id] = *std::move(e);
+  if (auto early = before_creation_.extract(id); !early.empty()) {
+    for (request& r : early.mapped()) serve(std::move(r));
+  }
   if (d.sender == self_) {
     outcome out;
     out.result.resize(sizeof(id));
@@ -688,6 +691,10 @@ absl::Status object_table::give_up(std::uint64_t call) {
 }
 
 void object_table::serve(request r) {
+  if (r.object >= next_ordered_id_ && !objects_.contains(r.object)) {
+    before_creation_[r.object].push_back(std::move(r));
+    return;
+  }
   absl::StatusOr<entry*> e = find(r.object, "object request");
   absl::StatusOr<const operation*> op =
       e.ok() ? find_op(**e, r.op) : absl::StatusOr<const operation*>(e.status());
