@@ -60,35 +60,46 @@ int main(int argc, char** argv) {
     }
     iso::object rounds(node, rounds_type, {.placement = iso::object_placement::replicated});
     iso::object shared_db(node, database_type, {.placement = iso::object_placement::replicated});
-    const std::function<void()> poll = [&node] { node.poll(); };
-
     awari::database db;
     phase_timer timer;
     std::int64_t round = 0;
+    std::uint64_t sent = 0;  // in this round
     std::uint64_t sent_total = 0;
+    std::vector<iso::object_call> puts;  // this round's, waited for before its report
+    // Starts the puts of every outbox holding at least `at_least` events.
+    const auto send = [&](awari::layer_analysis& layer, std::size_t at_least) {
+      for (std::uint32_t to = 0; to < nodes; ++to) {
+        std::vector<awari::event>& out = layer.outbox(to);
+        if (to == me || out.empty() || out.size() < at_least) continue;
+        awari::put_events(mailboxes[to], round, out, puts);
+        sent += out.size();
+        out.clear();
+      }
+    };
     node.barrier();
     const stopwatch clock;
     for (int s = 0; s <= stones; ++s) {
       timer.enter("analysis");
       awari::layer_analysis layer(s, me, nodes, db);
-      layer.start();
+      // Full batches leave while the node works on (their puts overlap the analysis), and
+      // the node serves the others' puts into its own mailbox.
+      const std::function<void()> every_so_often = [&] {
+        send(layer, awari::kEventsPerCall);
+        node.poll();
+      };
+      layer.start(every_so_often);
       for (;; ++round) {
         timer.enter("analysis");
-        layer.run(poll);
+        layer.run(every_so_often);
         timer.enter("send");
-        std::uint64_t sent = 0;
-        std::vector<iso::object_call> calls;
-        for (std::uint32_t to = 0; to < nodes; ++to) {
-          std::vector<awari::event>& out = layer.outbox(to);
-          if (to == me || out.empty()) continue;
-          awari::put_events(mailboxes[to], round, out, calls);
-          sent += out.size();
-          out.clear();
-        }
-        for (iso::object_call& call : calls) call.get();
+        send(layer, 1);
+        for (iso::object_call& put : puts) put.get();
+        puts.clear();
         sent_total += sent;
         timer.enter("round end");
-        if (awari::finish_round(rounds, round, sent, nodes) == 0) break;
+        const std::uint64_t sent_by_all = awari::finish_round(rounds, round, sent, nodes);
+        sent = 0;
+        if (sent_by_all == 0) break;
         timer.enter("take");
         layer.deliver(awari::take_events(mailboxes[me], round));
       }

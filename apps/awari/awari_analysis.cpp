@@ -56,8 +56,9 @@ layer_analysis::layer_analysis(int stones, std::uint32_t part, std::uint32_t par
       open_moves_(boards_ * static_cast<std::uint64_t>(stones), 0),
       outboxes_(parts) {}
 
-void layer_analysis::start() {
+void layer_analysis::start(const std::function<void()>& every_so_often) {
   for (std::uint64_t index = 0; index < boards_; ++index) {
+    if (index % 4096 == 4095 && every_so_often) every_so_often();
     const board b = board_of(stones_, index * parts_ + part_);
     int quiet_moves = 0;
     int best = kNoExit;

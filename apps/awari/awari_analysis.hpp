@@ -65,8 +65,9 @@ class layer_analysis {
   layer_analysis(int stones, std::uint32_t part, std::uint32_t parts, const database& lower);
 
   // Evaluates the moves of every board of the part and sends out what the capturing moves
-  // and the ends of the game decide.
-  void start();
+  // and the ends of the game decide. Calls `every_so_often` after each 4096 boards, if it
+  // is not empty.
+  void start(const std::function<void()>& every_so_often = {});
   // Takes events for boards of this part (from other parts' outboxes).
   void deliver(std::span<const event> events);
   // Works until nothing is left here; events for other parts wait in their outboxes.
