@@ -54,9 +54,9 @@ int main(int argc, char** argv) {
     const std::uint32_t me = node.id();
     std::vector<iso::object> mailboxes;
     for (std::uint32_t owner = 0; owner < nodes; ++owner) {
-      mailboxes.emplace_back(node, mailbox_type,
-                             iso::object_options{.placement = iso::object_placement::single_copy,
-                                                 .owner = owner});
+      mailboxes.emplace_back(
+          node, mailbox_type,
+          iso::object_options{.placement = iso::object_placement::single_copy, .owner = owner});
     }
     iso::object rounds(node, rounds_type, {.placement = iso::object_placement::replicated});
     iso::object shared_db(node, database_type, {.placement = iso::object_placement::replicated});

@@ -16,8 +16,7 @@ constexpr int kThresholdBits = 16;  // bits of an event's thresholds (kMaxStones
 static_assert(kMaxStones <= kThresholdBits);
 
 constexpr event make_event(std::uint64_t rank, std::uint32_t thresholds, bool child_lost) {
-  return (rank << (kThresholdBits + 1)) | (std::uint64_t{thresholds} << 1) |
-         (child_lost ? 1U : 0U);
+  return (rank << (kThresholdBits + 1)) | (std::uint64_t{thresholds} << 1) | (child_lost ? 1U : 0U);
 }
 constexpr std::uint64_t rank_of_event(event e) { return e >> (kThresholdBits + 1); }
 constexpr std::uint32_t thresholds_of(event e) {
@@ -76,8 +75,8 @@ void layer_analysis::start(const std::function<void()>& every_so_often) {
       }
     }
     best_exit_[index] = static_cast<value>(best);
-    std::fill_n(open_moves_.begin() + static_cast<std::ptrdiff_t>(index * stones_),
-                stones_, static_cast<std::uint8_t>(quiet_moves));
+    std::fill_n(open_moves_.begin() + static_cast<std::ptrdiff_t>(index * stones_), stones_,
+                static_cast<std::uint8_t>(quiet_moves));
     if (best != kNoExit && best >= 1) settled(index, up_to(std::min(best, stones_)), true);
     if (quiet_moves == 0 && best <= -1) settled(index, up_to(-best), false);
   }
@@ -185,8 +184,9 @@ std::string describe(const database& db) {
       ++boards;
     }
   }
-  std::string out = format("digest 0x%016llx over %llu boards", static_cast<unsigned long long>(digest),
-                           static_cast<unsigned long long>(boards));
+  std::string out =
+      format("digest 0x%016llx over %llu boards", static_cast<unsigned long long>(digest),
+             static_cast<unsigned long long>(boards));
   if (db.layers() == 0) return out;
   const int top = db.layers() - 1;
   std::map<int, std::uint64_t> counts;

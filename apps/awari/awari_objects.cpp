@@ -91,7 +91,8 @@ struct get_values_arguments {
 };
 
 bool layer_complete(const database_state& s, std::uint64_t stones) {
-  return stones < s.layers.size() && s.layers[stones].filled == layer_size(static_cast<int>(stones));
+  return stones < s.layers.size() &&
+         s.layers[stones].filled == layer_size(static_cast<int>(stones));
 }
 
 }  // namespace
@@ -105,7 +106,8 @@ iso::object_type make_mailbox_type() {
   put.body_may_throw = false;
   put.unmarshal = [](std::span<const std::byte> bytes) -> iso::decoded_arguments {
     put_arguments args;
-    if (bytes.size() < sizeof args.round || (bytes.size() - sizeof args.round) % sizeof(event) != 0) {
+    if (bytes.size() < sizeof args.round ||
+        (bytes.size() - sizeof args.round) % sizeof(event) != 0) {
       throw bad_size("put takes a round and whole events (8 bytes each)", bytes.size());
     }
     std::memcpy(&args.round, bytes.data(), sizeof args.round);
@@ -118,11 +120,12 @@ iso::object_type make_mailbox_type() {
                 args.events.size() * sizeof(event));
     return args;
   };
-  put.alternatives.push_back({{}, [](void* s, const iso::decoded_arguments& a, std::vector<std::byte>&) {
-                                const auto& args = std::any_cast<const put_arguments&>(a);
-                                std::vector<event>& to = static_cast<mailbox_state*>(s)->of(args.round).events;
-                                to.insert(to.end(), args.events.begin(), args.events.end());
-                              }});
+  put.alternatives.push_back(
+      {{}, [](void* s, const iso::decoded_arguments& a, std::vector<std::byte>&) {
+         const auto& args = std::any_cast<const put_arguments&>(a);
+         std::vector<event>& to = static_cast<mailbox_state*>(s)->of(args.round).events;
+         to.insert(to.end(), args.events.begin(), args.events.end());
+       }});
   type.add(std::move(put));
 
   iso::operation take;
@@ -140,14 +143,15 @@ iso::object_type make_mailbox_type() {
     return args;
   };
   // Takes the last `most` events of the round (their order does not matter).
-  take.alternatives.push_back({{}, [](void* s, const iso::decoded_arguments& a, std::vector<std::byte>& out) {
-                                 const auto args = std::any_cast<take_arguments>(a);
-                                 std::vector<event>& from = static_cast<mailbox_state*>(s)->of(args.round).events;
-                                 const std::size_t n = std::min<std::size_t>(from.size(), args.most);
-                                 out.resize(n * sizeof(event));
-                                 if (n > 0) std::memcpy(out.data(), from.data() + (from.size() - n), out.size());
-                                 from.resize(from.size() - n);
-                               }});
+  take.alternatives.push_back(
+      {{}, [](void* s, const iso::decoded_arguments& a, std::vector<std::byte>& out) {
+         const auto args = std::any_cast<take_arguments>(a);
+         std::vector<event>& from = static_cast<mailbox_state*>(s)->of(args.round).events;
+         const std::size_t n = std::min<std::size_t>(from.size(), args.most);
+         out.resize(n * sizeof(event));
+         if (n > 0) std::memcpy(out.data(), from.data() + (from.size() - n), out.size());
+         from.resize(from.size() - n);
+       }});
   type.add(std::move(take));
   return type;
 }
@@ -155,7 +159,8 @@ iso::object_type make_mailbox_type() {
 void put_events(iso::object& mailbox, std::int64_t round, std::span<const event> events,
                 std::vector<iso::object_call>& calls) {
   for (std::size_t first = 0; first < events.size(); first += kEventsPerCall) {
-    const std::span<const event> batch = events.subspan(first, std::min(kEventsPerCall, events.size() - first));
+    const std::span<const event> batch =
+        events.subspan(first, std::min(kEventsPerCall, events.size() - first));
     calls.push_back(mailbox.start(kPut, argument_bytes(round, batch)));
   }
 }
@@ -213,37 +218,42 @@ iso::object_type make_database_type() {
   put.unmarshal = [](std::span<const std::byte> bytes) -> iso::decoded_arguments {
     put_values_arguments args;
     if (bytes.size() <= sizeof args.at) {
-      throw bad_size("put takes a layer, a part, the parts, a first index and values", bytes.size());
+      throw bad_size("put takes a layer, a part, the parts, a first index and values",
+                     bytes.size());
     }
     std::memcpy(&args.at, bytes.data(), sizeof args.at);
     args.values.resize(bytes.size() - sizeof args.at);
     std::memcpy(args.values.data(), bytes.data() + sizeof args.at, args.values.size());
     const values_header& at = args.at;
-    if (at.stones > static_cast<std::uint32_t>(kMaxStones) || at.parts == 0 || at.part >= at.parts) {
+    if (at.stones > static_cast<std::uint32_t>(kMaxStones) || at.parts == 0 ||
+        at.part >= at.parts) {
       throw iso::error(iso::error_code::invalid_argument,
                        format("put: no layer %u or part %u of %u", at.stones, at.part, at.parts));
     }
     const std::uint64_t last = (at.first + args.values.size() - 1) * at.parts + at.part;
     if (last >= layer_size(static_cast<int>(at.stones))) {
-      throw iso::error(iso::error_code::invalid_argument,
-                       format("put: rank %llu is beyond the %llu boards of layer %u",
-                              static_cast<unsigned long long>(last),
-                              static_cast<unsigned long long>(layer_size(static_cast<int>(at.stones))),
-                              at.stones));
+      throw iso::error(
+          iso::error_code::invalid_argument,
+          format("put: rank %llu is beyond the %llu boards of layer %u",
+                 static_cast<unsigned long long>(last),
+                 static_cast<unsigned long long>(layer_size(static_cast<int>(at.stones))),
+                 at.stones));
     }
     return args;
   };
-  put.alternatives.push_back({{}, [](void* s, const iso::decoded_arguments& a, std::vector<std::byte>&) {
-                                const auto& args = std::any_cast<const put_values_arguments&>(a);
-                                auto& layers = static_cast<database_state*>(s)->layers;
-                                if (layers.size() <= args.at.stones) layers.resize(args.at.stones + 1);
-                                database_state::layer& layer = layers[args.at.stones];
-                                if (layer.values.empty()) layer.values.resize(layer_size(static_cast<int>(args.at.stones)));
-                                for (std::size_t j = 0; j < args.values.size(); ++j) {
-                                  layer.values[(args.at.first + j) * args.at.parts + args.at.part] = args.values[j];
-                                }
-                                layer.filled += args.values.size();
-                              }});
+  put.alternatives.push_back(
+      {{}, [](void* s, const iso::decoded_arguments& a, std::vector<std::byte>&) {
+         const auto& args = std::any_cast<const put_values_arguments&>(a);
+         auto& layers = static_cast<database_state*>(s)->layers;
+         if (layers.size() <= args.at.stones) layers.resize(args.at.stones + 1);
+         database_state::layer& layer = layers[args.at.stones];
+         if (layer.values.empty())
+           layer.values.resize(layer_size(static_cast<int>(args.at.stones)));
+         for (std::size_t j = 0; j < args.values.size(); ++j) {
+           layer.values[(args.at.first + j) * args.at.parts + args.at.part] = args.values[j];
+         }
+         layer.filled += args.values.size();
+       }});
   type.add(std::move(put));
 
   iso::operation get;
@@ -273,7 +283,8 @@ iso::object_type make_database_type() {
        },
        [](void* s, const iso::decoded_arguments& a, std::vector<std::byte>& out) {
          const auto args = std::any_cast<get_values_arguments>(a);
-         const std::vector<value>& values = static_cast<const database_state*>(s)->layers[args.stones].values;
+         const std::vector<value>& values =
+             static_cast<const database_state*>(s)->layers[args.stones].values;
          out.resize(args.count);
          std::memcpy(out.data(), values.data() + args.first, args.count);
        }});
@@ -287,7 +298,8 @@ void put_values(iso::object& db, int stones, std::uint32_t part, std::uint32_t p
   for (std::size_t first = 0; first < values.size(); first += kValuesPerCall) {
     const values_header at{static_cast<std::uint32_t>(stones), part, parts, 0, first};
     calls.push_back(db.start(
-        kPutValues, argument_bytes(at, values.subspan(first, std::min(kValuesPerCall, values.size() - first)))));
+        kPutValues, argument_bytes(at, values.subspan(first, std::min(kValuesPerCall,
+                                                                      values.size() - first)))));
   }
   for (iso::object_call& call : calls) call.get();
 }
@@ -298,7 +310,8 @@ std::vector<value> get_layer(iso::object& db, int stones) {
   for (std::uint64_t first = 0; first < size; first += kValuesPerCall) {
     const std::uint64_t count = std::min<std::uint64_t>(kValuesPerCall, size - first);
     const std::vector<std::byte> bytes = db.invoke_read(
-        kGetValues, argument_bytes(get_values_arguments{static_cast<std::uint64_t>(stones), first, count}));
+        kGetValues,
+        argument_bytes(get_values_arguments{static_cast<std::uint64_t>(stones), first, count}));
     std::memcpy(layer.data() + first, bytes.data(), count);
   }
   return layer;

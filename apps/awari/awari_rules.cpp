@@ -12,7 +12,8 @@ struct ways_table {
   constexpr ways_table() {
     for (int s = 0; s <= kMaxStones; ++s) {
       ways[s][0] = s == 0 ? 1 : 0;
-      for (int k = 1; k <= kPits + 1; ++k) ways[s][k] = ways[s][k - 1] + (s > 0 ? ways[s - 1][k] : 0);
+      for (int k = 1; k <= kPits + 1; ++k)
+        ways[s][k] = ways[s][k - 1] + (s > 0 ? ways[s - 1][k] : 0);
     }
   }
 };
@@ -65,7 +66,8 @@ board board_of(int stones, std::uint64_t rank) {
 
 board turned(const board& b) {
   board t{};
-  for (int i = 0; i < kPits; ++i) t[static_cast<std::size_t>(i)] = b[static_cast<std::size_t>((i + kSide) % kPits)];
+  for (int i = 0; i < kPits; ++i)
+    t[static_cast<std::size_t>(i)] = b[static_cast<std::size_t>((i + kSide) % kPits)];
   return t;
 }
 

@@ -1,6 +1,8 @@
 // The Awari rules and layer analysis (apps/awari): ranks number the boards, unmoves undo
 // exactly the moves that capture nothing, and an analysis split into parts, with the events
 // carried between them by hand, builds the same databases as one part.
+#include "apps/awari/awari_analysis.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -8,7 +10,6 @@
 #include <map>
 #include <vector>
 
-#include "apps/awari/awari_analysis.hpp"
 #include "apps/awari/awari_rules.hpp"
 
 namespace iso::apps::awari {
