@@ -5,18 +5,22 @@
 // every finished layer (the capturing moves of the next layer look values up there). A
 // layer's boards are split over the nodes by rank (rank mod nodes), and each node runs the
 // layer analysis of awari_analysis.hpp on its part. What a node learns about another's
-// boards (a child lost or won at some thresholds) goes into a batch for that node; at the
-// end of a round, when it has nothing left to do itself, it puts each batch into the
-// receiver's mailbox (a single copy on the receiver) and reports how many events it sent to
-// the replicated rounds object. A guarded read of it ("every node reported this round")
-// gives every node the job's total: none sent means no node has work left, and the layer is
-// done everywhere; otherwise each node takes its mailbox and works on. Each node then puts
-// its part's values into the replicated database and reads the whole layer back.
+// boards (a child lost or won at some thresholds) goes into a batch for that node, put into
+// the receiver's mailbox (a single copy on the receiver) as soon as it is full, the rest at
+// the end of the round, when the node has nothing left to do itself. Then, once its puts
+// are in, it reports how many events it sent to the replicated rounds object. A guarded
+// read of it ("every node reported this round") gives every node the job's total: none sent
+// means no node has work left, and the layer is done everywhere; otherwise each node takes
+// its mailbox and works on. Each node then puts its part's values into the replicated
+// database and reads the whole layer back.
 //
 // Two mailbox slots and two rounds slots, by the round's parity, are enough: a node puts
 // into round r + 2 only after reading the outcome of round r + 1, which needs the report of
 // r + 1 of every node, made after that node took its round r events and read round r's
 // outcome.
+//
+// With the NIC inline a node serves the others' puts only while in the runtime, so the
+// analysis polls the node every 4096 events (and sends its full batches then).
 //
 // With --check node 0 runs the sequential analysis and compares every value.
 //
