@@ -11,7 +11,7 @@ namespace iso::apps::awari {
 
 namespace {
 
-constexpr value kNoExit = -128;
+constexpr int kNoExit = -128;       // fits a value
 constexpr int kThresholdBits = 16;  // bits of an event's thresholds (kMaxStones of them)
 static_assert(kMaxStones <= kThresholdBits);
 
@@ -28,7 +28,7 @@ constexpr bool child_lost_in(event e) { return (e & 1U) != 0; }
 constexpr std::uint32_t up_to(int n) { return n <= 0 ? 0 : (1U << n) - 1; }
 
 // The highest threshold in `bits`.
-int highest(std::uint32_t bits) { return std::bit_width(bits); }
+int highest(std::uint32_t bits) { return static_cast<int>(std::bit_width(bits)); }
 
 bool mover_has_stones(const board& b) {
   return std::any_of(b.begin(), b.begin() + kSide, [](std::uint8_t c) { return c != 0; });
@@ -51,7 +51,7 @@ layer_analysis::layer_analysis(int stones, std::uint32_t part, std::uint32_t par
       boards_(layer_size(stones) > part ? (layer_size(stones) - 1 - part) / parts + 1 : 0),
       won_(boards_, 0),
       lost_(boards_, 0),
-      best_exit_(boards_, kNoExit),
+      best_exit_(boards_, static_cast<value>(kNoExit)),
       open_moves_(boards_ * static_cast<std::uint64_t>(stones), 0),
       outboxes_(parts) {}
 
@@ -77,7 +77,7 @@ void layer_analysis::start(const std::function<void()>& every_so_often) {
     best_exit_[index] = static_cast<value>(best);
     std::fill_n(open_moves_.begin() + static_cast<std::ptrdiff_t>(index * stones_), stones_,
                 static_cast<std::uint8_t>(quiet_moves));
-    if (best != kNoExit && best >= 1) settled(index, up_to(std::min(best, stones_)), true);
+    if (best >= 1) settled(index, up_to(std::min(best, stones_)), true);
     if (quiet_moves == 0 && best <= -1) settled(index, up_to(-best), false);
   }
 }

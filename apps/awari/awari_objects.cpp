@@ -270,7 +270,7 @@ iso::object_type make_database_type() {
       throw iso::error(iso::error_code::invalid_argument,
                        format("get: ranks %llu to %llu are not all in layer %llu",
                               static_cast<unsigned long long>(args.first),
-                              static_cast<unsigned long long>(args.first + args.count),
+                              static_cast<unsigned long long>(args.first) + args.count,
                               static_cast<unsigned long long>(args.stones)));
     }
     return args;
