@@ -13,6 +13,8 @@
 //
 // A player with no stones on his side cannot move and the game ends: the other player takes
 // the stones left. A game that goes on for ever ends with the stones left to nobody.
+// Tournament rules differ in two points this analysis leaves out: there a player must leave
+// the opponent stones to play if he can, and a move taking all of them captures nothing.
 //
 // A database layer holds the boards with exactly `stones` stones, each numbered by its rank:
 // its place among all such boards in lexicographic order of the pits (pit 0 first). There
