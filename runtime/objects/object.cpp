@@ -30,6 +30,14 @@ runtime::object_table& node_state::objects() {
   return *objects_;
 }
 
+absl::Status node_state::settle_dropped_objects(bool leaving) {
+  if (!objects_) return absl::OkStatus();
+  if (leaving) return objects_->settle_dropped();
+  // A dispatch through the isotach order is an isochron of its own: a later poll sends it.
+  if (smm_.in_isochron() || isochron_owner_ != nullptr) return absl::OkStatus();
+  return objects_->dispatch_ready_dropped();
+}
+
 namespace {
 
 // The node behind a handle, or failed_precondition once it has ended.

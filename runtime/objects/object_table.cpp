@@ -392,11 +392,7 @@ absl::StatusOr<std::uint64_t> object_table::start(object_id id, operation_id op_
         "handler; operations cannot nest",
         id, op_id));
   }
-  while (!redo_dropped_.empty()) {
-    const std::uint64_t dropped = redo_dropped_.front();
-    redo_dropped_.pop_front();
-    if (absl::Status s = redo(dropped); !s.ok()) return s;
-  }
+  if (absl::Status s = dispatch_dropped(); !s.ok()) return s;
   absl::StatusOr<entry*> found = find(id, "object call");
   if (!found.ok()) return found.status();
   entry& e = **found;
@@ -509,6 +505,7 @@ absl::StatusOr<bool> object_table::poll(std::uint64_t call) {
     if (it->second.redo && redo_ready(call)) {
       if (absl::Status s = redo(call); !s.ok()) return s;
     }
+    if (absl::Status s = dispatch_ready_dropped(); !s.ok()) return s;
   }
   return it->second.done;
 }
