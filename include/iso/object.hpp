@@ -232,6 +232,11 @@ namespace detail {
 class node_state;
 struct object_link;
 }  // namespace detail
+class object;
+namespace detail {
+// The node a handle belongs to, or null once that node has ended (fork hands objects).
+[[nodiscard]] node_state* node_of(const object& o);
+}  // namespace detail
 
 // A call started by object::start() and not yet finished: a move-only handle to its result.
 //
@@ -446,6 +451,7 @@ class object {
 
   object(std::shared_ptr<detail::object_link> link, object_id id)
       : link_(std::move(link)), id_(id) {}
+  friend detail::node_state* detail::node_of(const object& o);
 
   std::shared_ptr<detail::object_link> link_;
   object_id id_ = 0;

@@ -30,6 +30,8 @@ runtime::object_table& node_state::objects() {
   return *objects_;
 }
 
+node_state* node_of(const object& o) { return o.link_ ? o.link_->owner : nullptr; }
+
 absl::Status node_state::settle_dropped_objects(bool leaving) {
   if (!objects_) return absl::OkStatus();
   if (leaving) return objects_->settle_dropped();
