@@ -254,7 +254,9 @@ namespace detail {
 // its result is discarded when it arrives, and nothing else changes (an offer of an
 // automatic copy that came with it is taken by this node's next call on the object; a
 // dropped call to a single copy that became replicated before it ran is dispatched again,
-// through the order, by this node's next object call).
+// through the order, by this node's next object call or poll (node::poll(), ready()), and
+// at the latest before the node leaves the job: a node that never calls an object again
+// still has its dropped write applied, once).
 // Errors of get() and ready() on an empty handle, or after the node ended:
 // failed_precondition. Thread safety: as its node.
 class object_call {
