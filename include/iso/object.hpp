@@ -362,7 +362,11 @@ class object {
   //   - a replicated object (not single_copy or automatic),
   //   - under the isotach objects order (options::object_order, ISO_OBJECT_ORDER=isotach),
   //   - a write operation,
-  //   - without guards (a guarded call may have to wait, and an isochron cannot),
+  //   - without guards: every replica would evaluate a guard at the isochron's logical
+  //     time, and where it is false there the call would have to wait for a later write;
+  //     but an isochron is atomic, taking effect whole at that one time, so a false guard
+  //     can neither block it nor let it take effect without the write (call a guarded
+  //     operation outside the isochron, where it waits for its guard as usual),
   //   - with this node's isochron, still open,
   // may join; anything else is refused with failed_precondition naming the object, the
   // operation and the rule it broke, and nothing is added. Arguments are decoded first
