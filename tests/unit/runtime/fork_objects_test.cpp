@@ -14,6 +14,7 @@
 #include "iso/fork.hpp"
 #include "iso/iso.hpp"
 #include "iso/object.hpp"
+#include "tests/support/fork_object_scenarios.hpp"
 #include "tests/support/inproc_job.hpp"
 #include "tests/support/object_test_params.hpp"
 #include "tests/support/object_types.hpp"
@@ -24,59 +25,26 @@ namespace {
 namespace int_ops = iso::test::int_ops;
 
 constexpr int kNodes = 3;
-constexpr int kRounds = 2;
 
-// Every node registers the same procedures: "add" increments the object it is handed by
-// its argument, and checks that it got the object its forker named; "plain" takes no
-// objects.
+// Every node registers the same procedures: "add_to" (fork_object_scenarios.hpp) and "plain",
+// which takes no objects.
 void register_procedures(iso::node& node) {
-  iso::register_procedure<iso::object_id, std::int64_t>(
-      node, "add",
-      [](iso::node& n, std::span<const iso::object> objects, iso::object_id expected,
-         std::int64_t by) {
-        if (objects.size() != 1 || objects[0].id() != expected) {
-          throw iso::error(iso::error_code::internal, "add was handed the wrong objects");
-        }
-        iso::object counter = objects[0];
-        (void)counter.call<std::int64_t>(int_ops::kInc, by);
-        (void)n;
-      });
+  iso::test::register_object_fork_procedures(node);
   iso::register_procedure<>(node, "plain", [](iso::node&) {});
 }
-
-// Main forks kRounds workers to every node, each handed `counter`, joins them, and awaits
-// the total. Returns what main saw (-1 on the other nodes).
-std::int64_t fork_adders(iso::node& node, iso::object& counter) {
-  std::vector<iso::forked> workers;
-  for (int round = 0; round < kRounds; ++round) {
-    for (iso::node_id to = 0; to < node.count(); ++to) {
-      workers.push_back(
-          iso::fork(node, to, "add", {counter}, iso::pack(counter.id(), std::int64_t{to} + 1)));
-    }
-  }
-  for (iso::forked& w : workers) w.join();
-  // Each node adds 1 + its id per round.
-  const std::int64_t want = kRounds * node.count() * (node.count() + 1) / 2;
-  return counter.read<std::int64_t>(int_ops::kAwait, want);
-}
-
-std::int64_t expected_total() { return std::int64_t{kRounds} * kNodes * (kNodes + 1) / 2; }
 
 class ForkWithObjects : public iso::test::placement_order_test {};
 INSTANTIATE_TEST_SUITE_P(PlacementsAndOrders, ForkWithObjects,
                          iso::test::every_placement_and_order(), iso::test::placement_order_name);
 
-// An object every node made (the collective constructor), the Orca-style start.
+// An object every node made (the collective constructor), forked from node 0.
 TEST_P(ForkWithObjects, WorkersOnEveryNodeIncrementTheForkersObject) {
-  const iso::object_type int_type = iso::test::make_int_type();
-  std::int64_t total = -1;
+  const iso::object_placement where = placement();
   const int status = iso::test::run_inproc(kNodes, opts(), [&](iso::node& node) {
     register_procedures(node);
-    iso::object counter(node, int_type, {.placement = placement(), .owner = kNodes - 1});
-    iso::run_main_on_first(node, [&] { total = fork_adders(node, counter); });
+    iso::test::workers_increment_the_forkers_object(node, where);
   });
   EXPECT_EQ(status, 0);
-  EXPECT_EQ(total, expected_total());
 }
 
 // An object made by main alone (object::create): the targets attach it when the fork comes.
@@ -89,11 +57,11 @@ TEST_P(ForkWithObjects, AnObjectMadeByMainAloneReachesEveryWorker) {
     iso::run_main_on_first(node, [&] {
       iso::object counter = iso::object::create(
           node, int_type, {.placement = placement(), .owner = node.count() - 1});
-      total = fork_adders(node, counter);
+      total = iso::test::fork_adders_everywhere(node, counter);
     });
   });
   EXPECT_EQ(status, 0);
-  EXPECT_EQ(total, expected_total());
+  EXPECT_EQ(total, iso::test::forked_adders_total(kNodes));
 }
 
 class ForkObjectMisuse : public iso::test::nic_mode_test {};
@@ -119,20 +87,21 @@ TEST_P(ForkObjectMisuse, IsRefusedBeforeTheProcessRunsAndNamesWhatWasWrong) {
     iso::run_main_on_first(node, [&] {
       const iso::node_id last = node.count() - 1;
       const auto args = iso::pack(counter.id(), std::int64_t{1});
-      iso::test::expect_error(iso::error_code::invalid_argument, "the job has nodes",
-                              [&] { (void)iso::fork(node, node.count(), "add", {counter}, args); });
+      iso::test::expect_error(iso::error_code::invalid_argument, "the job has nodes", [&] {
+        (void)iso::fork(node, node.count(), "add_to", {counter}, args);
+      });
       iso::test::expect_error(iso::error_code::failed_precondition, "its node has ended", [&] {
-        (void)iso::fork(node, last, "add", {*from_an_ended_job}, args);
+        (void)iso::fork(node, last, "add_to", {*from_an_ended_job}, args);
       });
       iso::test::expect_error(iso::error_code::failed_precondition, "is a handle of node 1",
-                              [&] { (void)iso::fork(node, last, "add", {*handles[1]}, args); });
+                              [&] { (void)iso::fork(node, last, "add_to", {*handles[1]}, args); });
       const std::string takes_none =
           "fork of 'plain' to node " + std::to_string(last) + ": 1 shared object(s) handed";
       iso::test::expect_error(iso::error_code::invalid_argument, takes_none.c_str(),
                               [&] { (void)iso::fork(node, last, "plain", {counter}); });
       // Nothing ran: the counter is as it was; the target still serves.
       EXPECT_EQ(counter.read<std::int64_t>(int_ops::kValue), 0);
-      iso::fork(node, last, "add", {counter}, args).join();
+      iso::fork(node, last, "add_to", {counter}, args).join();
       total = counter.read<std::int64_t>(int_ops::kAwait, std::int64_t{1});
     });
     handles[node.id()].reset();
