@@ -96,8 +96,8 @@ class node_state {
   [[nodiscard]] const std::shared_ptr<object_link>& objects_link() { return objects_link_; }
   // Dropped object calls that must go out again (runtime/objects/dropped_calls.cpp): when
   // `leaving` the job, every one of them, waiting for the answers still due; otherwise
-  // those that can go out without waiting, and only outside an isochron (a poll). Nothing
-  // on a node without objects.
+  // those that can go out without waiting, and only outside an isochron, guard or body (a
+  // poll). Nothing on a node without objects.
   [[nodiscard]] absl::Status settle_dropped_objects(bool leaving);
   [[nodiscard]] nicfw::engine& nic() { return *nic_; }
   [[nodiscard]] std::size_t messages_waiting() const { return inbox_.size(); }

@@ -505,7 +505,6 @@ absl::StatusOr<bool> object_table::poll(std::uint64_t call) {
     if (it->second.redo && redo_ready(call)) {
       if (absl::Status s = redo(call); !s.ok()) return s;
     }
-    if (absl::Status s = dispatch_ready_dropped(); !s.ok()) return s;
   }
   return it->second.done;
 }
