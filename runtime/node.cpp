@@ -534,6 +534,9 @@ bool node::barrier_complete(channel_id channel) const {
 void node::poll() {
   bool did = false;
   detail::throw_if_error(state_->loop().progress(did));
+  // A dropped object call this round told to go out again goes out now, not only at this
+  // node's next object call, which may never come.
+  detail::throw_if_error(state_->settle_dropped_objects(/*leaving=*/false));
   if (!did) detail::throw_if_error(state_->loop().job_status());
 }
 

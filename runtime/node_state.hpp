@@ -91,7 +91,14 @@ class node_state {
   // object creation (so on every node at the same point, with the same group id), and the
   // link their handles keep (runtime/objects/object_link.hpp).
   [[nodiscard]] runtime::object_table& objects();
+  // Whether the table is built (the node took part in an object creation or registration).
+  [[nodiscard]] bool has_objects() const { return objects_ != nullptr; }
   [[nodiscard]] const std::shared_ptr<object_link>& objects_link() { return objects_link_; }
+  // Dropped object calls that must go out again (runtime/objects/dropped_calls.cpp): when
+  // `leaving` the job, every one of them, waiting for the answers still due; otherwise
+  // those that can go out without waiting, and only outside an isochron, guard or body (a
+  // poll). Nothing on a node without objects.
+  [[nodiscard]] absl::Status settle_dropped_objects(bool leaving);
   [[nodiscard]] nicfw::engine& nic() { return *nic_; }
   [[nodiscard]] std::size_t messages_waiting() const { return inbox_.size(); }
   // What the node's read handles share with it (see detail::node_link).

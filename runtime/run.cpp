@@ -264,6 +264,8 @@ void leave_job(node& self) {
   detail::node_state& state = detail::node_state::of(self);
   absl::Status ended = state.forks().await_served();  // processes of the job, as in Orca
   if (ended.ok()) ended = state.fibers().check_all_ended("the body returned");
+  // A dropped write told to go out again must not leave with this node.
+  if (ended.ok()) ended = state.settle_dropped_objects(/*leaving=*/true);
   if (!ended.ok()) {
     state.fail(ended);
     detail::throw_status(ended);

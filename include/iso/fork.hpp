@@ -36,12 +36,37 @@
 // runs the body) is unchanged, and forks work there too: a body that returns waits (at most
 // options::barrier_timeout) for the processes forked to its node to end.
 //
+// Shared objects, as Orca's fork(node, procedure, arguments, shared objects) had them: a
+// procedure registered to take objects (an object_procedure, or the typed form below) is
+// given handles to the objects its fork names, and uses them as its forker does:
+//
+//   iso::register_procedure<std::int64_t>(node, "add",
+//       [](iso::node& n, std::span<const iso::object> objects, std::int64_t by) {
+//         objects[0].call<std::int64_t>(kInc, by);   // the forker's counter
+//       });
+//   iso::fork(node, to, "add", {counter}, iso::pack(std::int64_t{1})).join();
+//
+// Objects are passed by reference, never copied: the target attaches each (object::attach)
+// before it accepts the fork, and the object's placement decides what the target holds (a
+// replica that it reads locally, or calls to the single copy wherever it is; an automatic
+// object counts the target's calls like any other node's). The objects come in the order
+// the fork lists them. The forker hands objects of its own node (made there by the
+// collective constructor or object::create, or attached there); an object made by
+// object::create elsewhere whose creation the target has not applied yet is waited for
+// there, at most options::barrier_timeout.
+//
 // Errors (iso::error), all before the process runs: a target outside the job and a name
 // that is empty or above 1 KiB (invalid_argument); arguments above max_fork_arguments()
 // (out_of_range); a procedure not registered on the target (not_found), arguments of the
 // wrong size or types for a typed procedure (invalid_argument), a target that stopped
 // serving (failed_precondition, after run_main_on_first ended there), each naming the
 // procedure and the target node; no answer in time (deadline_exceeded, naming the target).
+// With objects, before anything is sent: a handle of another node, or one whose node has
+// ended (failed_precondition, naming the object); more objects than fit beside the
+// arguments in one message (out_of_range). On the target: objects handed to a procedure
+// that takes none (invalid_argument), an object the target cannot attach (invalid_argument
+// for one that does not exist there, deadline_exceeded for a creation not applied there in
+// time), each naming the procedure, the object and the target node.
 // A process that throws: its target goes on, and join() throws an iso::error with the
 // exception's message (its code, for an iso::error), naming the procedure and the node.
 // register_procedure: an empty or over-long name (invalid_argument), a name registered
@@ -58,14 +83,19 @@
 #include <tuple>
 #include <type_traits>
 #include <typeinfo>
+#include <utility>
 #include <vector>
 
 #include "iso/node.hpp"
+#include "iso/object.hpp"
 
 namespace iso {
 
 // A procedure that takes its arguments as bytes.
 using procedure = std::function<void(node& n, std::span<const std::byte> arguments)>;
+// One that takes shared objects too: handles on its node, in the order the fork lists them.
+using object_procedure = std::function<void(node& n, std::span<const object> objects,
+                                            std::span<const std::byte> arguments)>;
 
 // Arguments packed for a typed procedure: their bytes and a digest of their types.
 struct packed_arguments {
@@ -100,6 +130,19 @@ T unpack_one(std::span<const std::byte> bytes, std::size_t& at) {
 
 void register_procedure(node& n, const std::string& name, procedure fn, std::uint64_t types,
                         std::size_t typed_bytes);
+void register_procedure(node& n, const std::string& name, object_procedure fn, std::uint64_t types,
+                        std::size_t typed_bytes);
+
+// Unpacks typed arguments (checked by the target before the procedure runs) and calls `fn`
+// with `leading` before them.
+template <typename... Args, typename Fn, typename... Leading>
+void call_unpacked(const Fn& fn, std::span<const std::byte> bytes, Leading&&... leading) {
+  [[maybe_unused]] std::size_t at = 0;
+  (void)bytes;  // no arguments: nothing to unpack
+  // Braced: the arguments are unpacked left to right.
+  std::tuple<Args...> values{detail::unpack_one<Args>(bytes, at)...};
+  std::apply([&](const Args&... a) { fn(std::forward<Leading>(leading)..., a...); }, values);
+}
 
 }  // namespace detail
 
@@ -126,11 +169,25 @@ requires(std::is_trivially_copyable_v<Args>&&...) void register_procedure(
     node& n, const std::string& name,
     std::type_identity_t<std::function<void(node&, Args...)>> fn) {
   procedure raw = [fn = std::move(fn)](node& self, std::span<const std::byte> bytes) {
-    [[maybe_unused]] std::size_t at = 0;
-    (void)bytes;  // no arguments: nothing to unpack
-    // Braced: the arguments are unpacked left to right.
-    std::tuple<Args...> values{detail::unpack_one<Args>(bytes, at)...};
-    std::apply([&](const Args&... a) { fn(self, a...); }, values);
+    detail::call_unpacked<Args...>(fn, bytes, self);
+  };
+  detail::register_procedure(n, name, std::move(raw), detail::type_digest<Args...>(),
+                             (sizeof(Args) + ... + 0));
+}
+
+// Registers `fn`, which takes shared objects (see Shared objects above), as `name`.
+inline void register_procedure(node& n, const std::string& name, object_procedure fn) {
+  detail::register_procedure(n, name, std::move(fn), 0, 0);
+}
+
+// The same, typed: fork with objects and iso::pack(args...) of exactly these types.
+template <typename... Args>
+requires(std::is_trivially_copyable_v<Args>&&...) void register_procedure(
+    node& n, const std::string& name,
+    std::type_identity_t<std::function<void(node&, std::span<const object>, Args...)>> fn) {
+  object_procedure raw = [fn = std::move(fn)](node& self, std::span<const object> objects,
+                                              std::span<const std::byte> bytes) {
+    detail::call_unpacked<Args...>(fn, bytes, self, objects);
   };
   detail::register_procedure(n, name, std::move(raw), detail::type_digest<Args...>(),
                              (sizeof(Args) + ... + 0));
@@ -158,6 +215,9 @@ class forked {
  private:
   friend forked fork(node& n, node_id target, std::string_view name,
                      std::span<const std::byte> arguments, std::uint64_t types);
+  friend forked fork(node& n, node_id target, std::string_view name,
+                     const std::vector<object>& objects, std::span<const std::byte> arguments,
+                     std::uint64_t types);
   node* node_ = nullptr;
   node_id target_ = 0;
   std::uint64_t id_ = 0;
@@ -170,6 +230,15 @@ forked fork(node& n, node_id target, std::string_view name,
             std::span<const std::byte> arguments = {}, std::uint64_t types = 0);
 inline forked fork(node& n, node_id target, std::string_view name, const packed_arguments& args) {
   return fork(n, target, name, args.bytes, args.types);
+}
+
+// The same, handing the process the shared objects `objects` (handles of this node; see
+// Shared objects above): `name` must take objects.
+forked fork(node& n, node_id target, std::string_view name, const std::vector<object>& objects,
+            std::span<const std::byte> arguments = {}, std::uint64_t types = 0);
+inline forked fork(node& n, node_id target, std::string_view name,
+                   const std::vector<object>& objects, const packed_arguments& args) {
+  return fork(n, target, name, objects, args.bytes, args.types);
 }
 
 // The largest argument list fork() sends.

@@ -232,6 +232,11 @@ namespace detail {
 class node_state;
 struct object_link;
 }  // namespace detail
+class object;
+namespace detail {
+// The node a handle belongs to, or null once that node has ended (fork hands objects).
+[[nodiscard]] node_state* node_of(const object& o);
+}  // namespace detail
 
 // A call started by object::start() and not yet finished: a move-only handle to its result.
 //
@@ -249,7 +254,9 @@ struct object_link;
 // its result is discarded when it arrives, and nothing else changes (an offer of an
 // automatic copy that came with it is taken by this node's next call on the object; a
 // dropped call to a single copy that became replicated before it ran is dispatched again,
-// through the order, by this node's next object call).
+// through the order, by this node's next object call or poll (node::poll(), ready()), and
+// at the latest before the node leaves the job: a node that never calls an object again
+// still has its dropped write applied, once).
 // Errors of get() and ready() on an empty handle, or after the node ended:
 // failed_precondition. Thread safety: as its node.
 class object_call {
@@ -355,7 +362,11 @@ class object {
   //   - a replicated object (not single_copy or automatic),
   //   - under the isotach objects order (options::object_order, ISO_OBJECT_ORDER=isotach),
   //   - a write operation,
-  //   - without guards (a guarded call may have to wait, and an isochron cannot),
+  //   - without guards: every replica would evaluate a guard at the isochron's logical
+  //     time, and where it is false there the call would have to wait for a later write;
+  //     but an isochron is atomic, taking effect whole at that one time, so a false guard
+  //     can neither block it nor let it take effect without the write (call a guarded
+  //     operation outside the isochron, where it waits for its guard as usual),
   //   - with this node's isochron, still open,
   // may join; anything else is refused with failed_precondition naming the object, the
   // operation and the rule it broke, and nothing is added. Arguments are decoded first
@@ -446,6 +457,7 @@ class object {
 
   object(std::shared_ptr<detail::object_link> link, object_id id)
       : link_(std::move(link)), id_(id) {}
+  friend detail::node_state* detail::node_of(const object& o);
 
   std::shared_ptr<detail::object_link> link_;
   object_id id_ = 0;

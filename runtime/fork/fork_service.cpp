@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <exception>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -18,9 +19,9 @@ namespace {
 // What every fork message starts with (after the plain messages' own header).
 struct fork_header {
   std::uint8_t kind = 0;
-  std::uint8_t code = 0;  // refused, failed: the status code
-  std::uint16_t reserved = 0;
-  std::uint32_t name_bytes = 0;  // request: the name, then the arguments, follow
+  std::uint8_t code = 0;         // refused, failed: the status code
+  std::uint16_t objects = 0;     // request: the shared objects' ids, after the name
+  std::uint32_t name_bytes = 0;  // request: the name, the objects, then the arguments, follow
   std::uint64_t id = 0;          // the forking node's number for the fork
   std::uint64_t types = 0;       // request: iso::pack's digest of the argument types
 };
@@ -46,8 +47,8 @@ fork_service::fork_service(event_loop& loop, fiber_scheduler& fibers, comm::node
       });
 }
 
-absl::Status fork_service::add(const std::string& name, iso::procedure fn, std::uint64_t types,
-                               std::size_t typed_bytes) {
+absl::Status fork_service::add(const std::string& name, body fn, std::uint64_t types,
+                               std::size_t typed_bytes, bool takes_objects) {
   if (name.empty() || name.size() > kMaxName) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "a procedure name of %u bytes on node %u: 1 to %u allowed", name.size(), self_, kMaxName));
@@ -60,7 +61,7 @@ absl::Status fork_service::add(const std::string& name, iso::procedure fn, std::
     return absl::AlreadyExistsError(
         absl::StrFormat("procedure '%s' is registered on node %u already", name, self_));
   }
-  procedures_.emplace(name, registered{std::move(fn), types, typed_bytes});
+  procedures_.emplace(name, registered{std::move(fn), types, typed_bytes, takes_objects});
   return absl::OkStatus();
 }
 
@@ -70,7 +71,8 @@ std::size_t fork_service::max_arguments() const {
 
 absl::StatusOr<std::uint64_t> fork_service::fork(comm::node_id target, std::string_view name,
                                                  std::span<const std::byte> arguments,
-                                                 std::uint64_t types) {
+                                                 std::uint64_t types,
+                                                 std::span<const std::uint64_t> objects) {
   if (target >= nodes_) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "fork of '%s' to node %u: the job has nodes 0..%u", name, target, nodes_ - 1));
@@ -85,19 +87,29 @@ absl::StatusOr<std::uint64_t> fork_service::fork(comm::node_id target, std::stri
         absl::StrFormat("fork of '%s' to node %u: arguments of %u bytes, at most %u", name, target,
                         arguments.size(), max_arguments()));
   }
+  const std::size_t object_bytes = objects.size() * sizeof(std::uint64_t);
+  if (objects.size() > std::numeric_limits<std::uint16_t>::max() ||
+      arguments.size() + object_bytes > max_arguments()) {
+    return absl::OutOfRangeError(absl::StrFormat(
+        "fork of '%s' to node %u: %u shared objects (%u bytes) beside arguments of %u bytes, at "
+        "most %u bytes together",
+        name, target, objects.size(), object_bytes, arguments.size(), max_arguments()));
+  }
   const std::uint64_t id = next_id_++;
   pending& entry = pending_[id];
   entry.target = target;
   entry.name = std::string(name);
   const fork_header header{.kind = static_cast<std::uint8_t>(kind::request),
+                           .objects = static_cast<std::uint16_t>(objects.size()),
                            .name_bytes = static_cast<std::uint32_t>(name.size()),
                            .id = id,
                            .types = types};
-  std::vector<std::byte> message(sizeof(header) + name.size() + arguments.size());
-  std::memcpy(message.data(), &header, sizeof(header));
-  std::memcpy(message.data() + sizeof(header), name.data(), name.size());
-  if (!arguments.empty()) {
-    std::memcpy(message.data() + sizeof(header) + name.size(), arguments.data(), arguments.size());
+  std::vector<std::byte> message;
+  message.reserve(sizeof(header) + name.size() + object_bytes + arguments.size());
+  const std::span<const std::byte> pieces[] = {std::as_bytes(std::span(&header, 1)), bytes_of(name),
+                                               std::as_bytes(objects), arguments};
+  for (const std::span<const std::byte> piece : pieces) {
+    message.insert(message.end(), piece.begin(), piece.end());
   }
   if (absl::Status s = plain_.send(target, message); !s.ok()) {
     pending_.erase(id);
@@ -178,10 +190,11 @@ void fork_service::on_message(comm::node_id source, std::span<const std::byte> b
   const std::span<const std::byte> rest = bytes.subspan(sizeof(header));
   const auto k = static_cast<kind>(header.kind);
   if (k == kind::request) {
-    if (header.name_bytes > rest.size()) {
-      loop_.fail(absl::InvalidArgumentError(
-          absl::StrFormat("malformed fork request from node %u: a name of %u bytes in %u", source,
-                          header.name_bytes, rest.size())));
+    const std::size_t object_bytes = std::size_t{header.objects} * sizeof(std::uint64_t);
+    if (header.name_bytes > rest.size() || object_bytes > rest.size() - header.name_bytes) {
+      loop_.fail(absl::InvalidArgumentError(absl::StrFormat(
+          "malformed fork request from node %u: a name of %u bytes and %u objects in %u bytes",
+          source, header.name_bytes, header.objects, rest.size())));
       return;
     }
     request r;
@@ -189,7 +202,12 @@ void fork_service::on_message(comm::node_id source, std::span<const std::byte> b
     r.id = header.id;
     r.types = header.types;
     r.name.assign(reinterpret_cast<const char*>(rest.data()), header.name_bytes);
-    r.arguments.assign(rest.begin() + header.name_bytes, rest.end());
+    r.objects.resize(header.objects);
+    if (object_bytes != 0) {
+      std::memcpy(r.objects.data(), rest.data() + header.name_bytes, object_bytes);
+    }
+    r.arguments.assign(rest.begin() + static_cast<std::ptrdiff_t>(header.name_bytes + object_bytes),
+                       rest.end());
     ++serving_;
     const std::string fiber_name = absl::StrFormat("fork '%s' from node %u", r.name, source);
     // A fiber of its own: answering may wait for credits, which a delivery must not.
@@ -230,6 +248,12 @@ absl::Status fork_service::check(const request& r) const {
         self_, r.name, self_, known.empty() ? "none" : absl::StrJoin(known, ", ")));
   }
   const registered& p = it->second;
+  if (!r.objects.empty() && !p.takes_objects) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "fork of '%s' to node %u: %u shared object(s) handed to '%s', which takes none (register "
+        "it as a procedure that takes objects)",
+        r.name, self_, r.objects.size(), r.name));
+  }
   if (p.types == 0) return absl::OkStatus();  // it takes any bytes
   if (r.arguments.size() != p.typed_bytes) {
     return absl::InvalidArgumentError(
@@ -249,7 +273,9 @@ void fork_service::serve(const request& r) {
     std::size_t& count;
     ~served_one() { --count; }
   } done{serving_};
-  if (absl::Status verdict = check(r); !verdict.ok()) {
+  absl::Status verdict = check(r);
+  if (verdict.ok()) verdict = attach_objects(r);
+  if (!verdict.ok()) {
     detail::throw_if_error(send(r.source, kind::refused, r.id, verdict));
     return;
   }
@@ -257,7 +283,7 @@ void fork_service::serve(const request& r) {
   absl::Status outcome;
   const std::string where = absl::StrFormat("procedure '%s' forked to node %u", r.name, self_);
   try {
-    procedures_.at(r.name).fn(*node_, r.arguments);
+    procedures_.at(r.name).fn(*node_, r.arguments, r.objects);
   } catch (const boost::context::detail::forced_unwind&) {
     throw;
   } catch (const iso::error& e) {
@@ -274,6 +300,25 @@ void fork_service::serve(const request& r) {
     if (absl::Status s = settle_(); !s.ok() && outcome.ok()) outcome = s;
   }
   detail::throw_if_error(send(r.source, outcome.ok() ? kind::ended : kind::failed, r.id, outcome));
+}
+
+absl::Status fork_service::attach_objects(const request& r) {
+  if (r.objects.empty()) return absl::OkStatus();
+  detail::node_state& state = detail::node_state::of(*node_);
+  for (const std::uint64_t id : r.objects) {
+    // A node without an object table has taken part in no object creation: the id names
+    // nothing here (building the table now would not be collective).
+    absl::Status attached = state.has_objects()
+                                ? state.objects().attach(id, options_.answer_timeout)
+                                : absl::InvalidArgumentError(absl::StrFormat(
+                                      "object %u does not exist on node %u", id, self_));
+    if (!attached.ok()) {
+      return absl::Status(attached.code(),
+                          absl::StrFormat("fork of '%s' to node %u: shared object %u: %s", r.name,
+                                          self_, id, attached.message()));
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::Status fork_service::stop_serving_everywhere() {

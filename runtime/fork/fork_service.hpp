@@ -9,8 +9,10 @@
 //   absl::StatusOr<std::uint64_t> id = forks.fork(2, "worker", args, 0);  // started there
 //   ISO_RETURN_IF_ERROR(forks.join(*id));           // returned there
 //
-// Protocol: a request (id, name, argument types, arguments) spawns a fiber on the target;
-// it answers `accepted` and runs the procedure, then `ended` (or `failed` with the
+// Protocol: a request (id, name, argument types, shared objects' ids, arguments) spawns a
+// fiber on the target; it attaches the objects there (as Orca's fork shares them: the
+// object's placement decides whether the target gets a replica or calls the single copy),
+// answers `accepted` and runs the procedure, then `ended` (or `failed` with the
 // exception's message), or answers `refused` with the reason. `stop` (from node 0, after
 // run_main_on_first's main) ends serving. One thread uses it (the node's).
 #pragma once
@@ -39,6 +41,10 @@ class fork_service {
     absl::Duration answer_timeout = absl::Seconds(60);
   };
   static constexpr std::size_t kMaxName = 1024;
+  // What a registered procedure is given: the arguments, and the ids of the shared objects
+  // the fork hands it, attached on this node before it runs.
+  using body = std::function<void(iso::node& n, std::span<const std::byte> arguments,
+                                  std::span<const std::uint64_t> objects)>;
 
   // Registers with `loop` (direct_tag::fork).
   fork_service(event_loop& loop, fiber_scheduler& fibers, comm::node_id self, std::uint32_t nodes,
@@ -51,13 +57,16 @@ class fork_service {
   void set_settle(std::function<absl::Status()> settle) { settle_ = std::move(settle); }
 
   // Registers `fn` as `name`; `types` and `typed_bytes` describe a typed procedure (types 0:
-  // it takes bytes). InvalidArgument for a bad name, AlreadyExists for a second `name`.
-  [[nodiscard]] absl::Status add(const std::string& name, iso::procedure fn, std::uint64_t types,
-                                 std::size_t typed_bytes);
-  // Forks `name` to `target`; returns the fork's id once the target started it.
+  // it takes bytes); `takes_objects`: forks may hand it shared objects. InvalidArgument for
+  // a bad name, AlreadyExists for a second `name`.
+  [[nodiscard]] absl::Status add(const std::string& name, body fn, std::uint64_t types,
+                                 std::size_t typed_bytes, bool takes_objects);
+  // Forks `name` to `target` with the shared objects `objects` (ids of objects this node
+  // has); returns the fork's id once the target started it.
   [[nodiscard]] absl::StatusOr<std::uint64_t> fork(comm::node_id target, std::string_view name,
                                                    std::span<const std::byte> arguments,
-                                                   std::uint64_t types);
+                                                   std::uint64_t types,
+                                                   std::span<const std::uint64_t> objects = {});
   // Waits until fork `id` has returned; what its procedure threw, if it did.
   [[nodiscard]] absl::Status join(std::uint64_t id);
   // Nobody will join fork `id`: its answer is dropped when it comes.
@@ -78,12 +87,14 @@ class fork_service {
     std::uint64_t id = 0;
     std::uint64_t types = 0;
     std::string name;
+    std::vector<std::uint64_t> objects;
     std::vector<std::byte> arguments;
   };
   struct registered {
-    iso::procedure fn;
+    body fn;
     std::uint64_t types = 0;
     std::size_t typed_bytes = 0;
+    bool takes_objects = false;
   };
   struct pending {
     comm::node_id target = 0;
@@ -97,6 +108,9 @@ class fork_service {
   // The fiber that serves `r`: checks it, answers, runs it.
   void serve(const request& r);
   [[nodiscard]] absl::Status check(const request& r) const;
+  // Attaches the request's objects here (bounded by answer_timeout), naming the first that
+  // cannot be.
+  [[nodiscard]] absl::Status attach_objects(const request& r);
   [[nodiscard]] absl::Status send(comm::node_id to, kind k, std::uint64_t id,
                                   const absl::Status& outcome);
 

@@ -59,12 +59,17 @@ absl::StatusOr<std::uint64_t> object_table::start_in_isochron(
         "this node's replica: call it outside the isochron)",
         who));
   }
+  // Every replica would evaluate the guard at the isochron's logical time. Where it is false
+  // there, the call would have to wait for a later write, but the isochron is atomic: it
+  // takes effect whole at that one time, so it can neither wait for the guard nor take
+  // effect without this write.
   for (const alternative& alt : op.alternatives) {
     if (alt.guard) {
       return absl::FailedPreconditionError(absl::StrFormat(
-          "%s: the operation is guarded; a guarded call may have to wait for its guard, and "
-          "an isochron takes effect at once: call it outside the isochron",
-          who));
+          "%s: the operation is guarded; its guard could be false at the isochron's logical "
+          "time, and a false guard cannot block an atomic isochron (it takes effect whole, at "
+          "once, or not at all): call %s outside the isochron, where it waits for its guard",
+          who, op.name));
     }
   }
   // The caller decodes first: arguments that do not decode go nowhere.

@@ -30,6 +30,19 @@ runtime::object_table& node_state::objects() {
   return *objects_;
 }
 
+node_state* node_of(const object& o) { return o.link_ ? o.link_->owner : nullptr; }
+
+absl::Status node_state::settle_dropped_objects(bool leaving) {
+  if (!objects_) return absl::OkStatus();
+  if (leaving) return objects_->settle_dropped();
+  // A dispatch through the isotach order is an isochron of its own, and one may run a
+  // read's body: a later poll outside any isochron, guard or body sends it.
+  if (smm_.in_isochron() || isochron_owner_ != nullptr || loop_.progress_forbidden()) {
+    return absl::OkStatus();
+  }
+  return objects_->dispatch_ready_dropped();
+}
+
 namespace {
 
 // The node behind a handle, or failed_precondition once it has ended.
@@ -196,6 +209,9 @@ bool object_call::ready() {
   }
   detail::node_state& state = detail::state_of(link_, id_, "ready()");
   absl::StatusOr<bool> done = state.objects().poll(call_);
+  // As node::poll(): dropped calls this round told to go out again go out now. A failure
+  // here is the node's, which get() then throws.
+  if (done.ok() && !state.settle_dropped_objects(/*leaving=*/false).ok()) return true;
   return !done.ok() || *done;
 }
 

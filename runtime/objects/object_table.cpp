@@ -392,11 +392,7 @@ absl::StatusOr<std::uint64_t> object_table::start(object_id id, operation_id op_
         "handler; operations cannot nest",
         id, op_id));
   }
-  while (!redo_dropped_.empty()) {
-    const std::uint64_t dropped = redo_dropped_.front();
-    redo_dropped_.pop_front();
-    if (absl::Status s = redo(dropped); !s.ok()) return s;
-  }
+  if (absl::Status s = dispatch_dropped(); !s.ok()) return s;
   absl::StatusOr<entry*> found = find(id, "object call");
   if (!found.ok()) return found.status();
   entry& e = **found;

@@ -105,6 +105,17 @@ class object_table final : public delivery_unit {
       object_id id, operation_id op, std::span<const std::byte> args,
       const absl::Status& isochron_problem);
   [[nodiscard]] absl::StatusOr<bool> poll(std::uint64_t call);
+  // Dropped calls that must go out again (their single copy became replicated before its
+  // owner ran them: it answered "moved"), so that a dropped write is applied once even if
+  // this node never calls an object again (dropped_calls.cpp). dispatch_ready_dropped():
+  // those that can go out now, in the order they came, without waiting for a copy (the
+  // node's polls). settle_dropped(): before this node leaves the job, waits for the answer
+  // to each dropped request still unanswered and dispatches every dropped call told to go
+  // out again; a call its owner keeps (its guard false) or one already in the order needs
+  // nothing more. DeadlineExceeded naming object, operation and owner for a request left
+  // unanswered past the call timeout.
+  [[nodiscard]] absl::Status dispatch_ready_dropped();
+  [[nodiscard]] absl::Status settle_dropped();
   [[nodiscard]] absl::StatusOr<std::vector<std::byte>> finish(std::uint64_t call);
   void abandon(std::uint64_t call);
 
@@ -287,6 +298,11 @@ class object_table final : public delivery_unit {
   void apply_held(entry& e);
   // Whether redo(call) can dispatch the call without waiting (see redo()).
   [[nodiscard]] bool redo_ready(std::uint64_t call) const;
+  // Dispatches every dropped call told to go out again, in order, waiting where one needs
+  // to (see redo()); a dropped request not yet answered (nor kept by its owner), if any,
+  // an overdue one first.
+  [[nodiscard]] absl::Status dispatch_dropped();
+  [[nodiscard]] std::optional<std::uint64_t> unanswered_dropped() const;
   void install_replica(entry& e, std::span<const std::byte> packet);
   void note_ordered(entry& e, const ordered_delivery& d, const operation& op);
   void apply_reads(const ordered_delivery& d, object_id id);

@@ -1,8 +1,10 @@
-// Run by isorun as 3 processes: fork between real processes (tests/support/fork_scenarios.hpp
-// says what each scenario checks). The processes share one node each across the tests, so
+// Run by isorun as 3 processes: fork between real processes, with shared objects handed to
+// the forked workers too (tests/support/fork_scenarios.hpp and fork_object_scenarios.hpp say
+// what each scenario checks). The processes share one node each across the tests, so
 // the procedures are registered once.
 #include <gtest/gtest.h>
 
+#include "tests/support/fork_object_scenarios.hpp"
 #include "tests/support/fork_scenarios.hpp"
 #include "tests/support/job_test.hpp"
 
@@ -12,6 +14,7 @@ iso::node& registered_node() {
   static iso::node& node = []() -> iso::node& {
     iso::node& n = iso::test::job_node();
     iso::test::register_fork_procedures(n);
+    iso::test::register_object_fork_procedures(n);
     return n;
   }();
   return node;
@@ -23,6 +26,24 @@ TEST(ForkJob, ToEveryProcessAndAwaitResults) {
 
 TEST(ForkJob, ErrorsComeBackFromTheTargetProcess) {
   iso::test::fork_errors_name_procedure_and_node(registered_node());
+}
+
+// Workers forked to every process are handed node 0's object and increment it, for each
+// placement (the object is made by every process; ids travel with the forks). Before the
+// Orca-style start below: its end stops the processes serving forks for good.
+TEST(ForkJob, WorkersIncrementAReplicatedObjectTheyAreHanded) {
+  iso::test::workers_increment_the_forkers_object(registered_node(),
+                                                  iso::object_placement::replicated);
+}
+
+TEST(ForkJob, WorkersIncrementASingleCopyTheyAreHanded) {
+  iso::test::workers_increment_the_forkers_object(registered_node(),
+                                                  iso::object_placement::single_copy);
+}
+
+TEST(ForkJob, WorkersIncrementAnAutomaticObjectTheyAreHanded) {
+  iso::test::workers_increment_the_forkers_object(registered_node(),
+                                                  iso::object_placement::automatic);
 }
 
 TEST(ForkJob, OrcaStartMainOnNodeZeroForksWorkersEverywhere) {

@@ -91,6 +91,10 @@ TEST(ObjectIsochronMisuse, EveryCallThatMayNotJoinIsRefusedAndNothingIsAdded) {
                    [&] { (void)queue.start<std::int64_t>(in, queue_ops::kGet); });
       expect_error(error_code::failed_precondition, "guarded",
                    [&] { (void)queue.start<std::int64_t>(in, queue_ops::kGet); });
+      expect_error(error_code::failed_precondition,
+                   "a false guard cannot block an atomic isochron (it takes effect whole, at "
+                   "once, or not at all): call get outside the isochron",
+                   [&] { (void)queue.start<std::int64_t>(in, queue_ops::kGet); });
       expect_error(error_code::invalid_argument, "has no operation 99", [&] {
         (void)x.start<std::int64_t>(in, iso::operation_id{99}, std::int64_t{1});
       });
