@@ -70,13 +70,6 @@ std::string make_secret() {
 
 }  // namespace
 
-struct pmix_session::fence_call {
-  pmix_info_t collect{};
-  std::atomic<bool> done{false};
-  std::atomic<pmix_status_t> status{PMIX_SUCCESS};
-  bool started = false;
-};
-
 bool pmix_session::launched_by_pmix() {
   return std::getenv("PMIX_RANK") != nullptr && std::getenv("PMIX_NAMESPACE") != nullptr;
 }
@@ -199,62 +192,58 @@ absl::Status pmix_session::put(std::string_view key, std::string_view value) {
 
 namespace {
 
+static_assert(PMIX_SUCCESS == fence_log::kSucceeded);
+
 void fence_completed(pmix_status_t status, void* cbdata) {
-  auto* call = static_cast<std::pair<std::atomic<bool>*, std::atomic<pmix_status_t>*>*>(cbdata);
-  call->second->store(status);
-  call->first->store(true, std::memory_order_release);
-  delete call;
+  static_cast<fence_log::record*>(cbdata)->finish(status);
+}
+
+// What every fence asks for: collect the nodes' puts. PMIx reads it until the fence
+// completes, so it lives as long as the process.
+const pmix_info_t* collect_data() {
+  static const pmix_info_t* info = [] {
+    auto* made = new pmix_info_t;
+    PMIX_INFO_CONSTRUCT(made);
+    bool flag = true;
+    PMIX_INFO_LOAD(made, PMIX_COLLECT_DATA, &flag, PMIX_BOOL);
+    return made;
+  }();
+  return info;
 }
 
 }  // namespace
 
 std::uint64_t pmix_session::start_fence() {
-  std::lock_guard lock(mutex_);
-  // Completed fences before the last are no longer asked about.
-  while (fences_.size() > 1 && fences_.front()->done.load(std::memory_order_acquire)) {
-    fences_.pop_front();
-    ++first_fence_;
+  auto [number, record] = fences_.begin();
+  pmix_status_t started = PMIx_Commit();
+  if (started == PMIX_SUCCESS) {
+    started = PMIx_Fence_nb(nullptr, 0, const_cast<pmix_info_t*>(collect_data()), 1,
+                            fence_completed, record);
   }
-  auto call = std::make_unique<fence_call>();
-  const std::uint64_t number = next_fence_++;
-  const pmix_status_t committed = PMIx_Commit();
-  bool flag = true;
-  PMIX_INFO_LOAD(&call->collect, PMIX_COLLECT_DATA, &flag, PMIX_BOOL);
-  pmix_status_t started = committed;
-  if (committed == PMIX_SUCCESS) {
-    auto* cb =
-        new std::pair<std::atomic<bool>*, std::atomic<pmix_status_t>*>(&call->done, &call->status);
-    started = PMIx_Fence_nb(nullptr, 0, &call->collect, 1, fence_completed, cb);
-    if (started != PMIX_SUCCESS) delete cb;
-  }
-  if (started != PMIX_SUCCESS) {
-    call->status = started;
-    call->done = true;
-  }
-  fences_.push_back(std::move(call));
+  if (started != PMIX_SUCCESS) record->finish(started);
   return number;
 }
 
 absl::StatusOr<bool> pmix_session::fence_done(std::uint64_t number) const {
   if (absl::Status s = job_status(); !s.ok()) return s;
-  std::lock_guard lock(mutex_);
-  if (number < first_fence_) return true;
-  if (number >= next_fence_) {
-    return absl::InvalidArgumentError(absl::StrFormat("no fence %u was started", number));
+  const fence_log::outcome outcome = fences_.look_up(number);
+  switch (outcome.state) {
+    case fence_log::fence_state::unknown:
+      return absl::InvalidArgumentError(absl::StrFormat("no fence %u was started", number));
+    case fence_log::fence_state::running:
+      return false;
+    case fence_log::fence_state::passed:
+      return true;
+    case fence_log::fence_state::failed:
+      break;
   }
-  const fence_call& call = *fences_[number - first_fence_];
-  if (!call.done.load(std::memory_order_acquire)) return false;
-  const pmix_status_t status = call.status.load();
-  if (status == PMIX_ERR_PARTIAL_SUCCESS) {
+  if (outcome.status == PMIX_ERR_PARTIAL_SUCCESS) {
     // What Open MPI's launcher answers when a process of the job ended during the fence.
     return absl::AbortedError(absl::StrFormat(
         "node %u: a node of the job ended during a barrier (the PMIx launcher names it)", rank_));
   }
-  if (status != PMIX_SUCCESS) {
-    return absl::InternalError(
-        absl::StrFormat("node %u: %s", rank_, pmix_error("PMIx_Fence", status)));
-  }
-  return true;
+  return absl::InternalError(
+      absl::StrFormat("node %u: %s", rank_, pmix_error("PMIx_Fence", outcome.status)));
 }
 
 absl::Status pmix_session::fence(absl::Duration timeout) {

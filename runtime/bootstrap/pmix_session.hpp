@@ -16,15 +16,13 @@
 
 #include <atomic>
 #include <cstdint>
-#include <deque>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "runtime/bootstrap/fence_log.hpp"
 
 namespace iso::runtime {
 
@@ -80,7 +78,6 @@ class pmix_session {
   [[nodiscard]] absl::Status connect(absl::Duration timeout);
   [[nodiscard]] absl::Status agree_on_secret(absl::Duration timeout);
 
-  struct fence_call;
   std::uint32_t rank_ = 0;
   std::uint32_t size_ = 0;
   std::uint32_t local_size_ = 1;
@@ -90,11 +87,8 @@ class pmix_session {
   std::atomic<bool> left_{false};
   std::size_t handler_id_ = 0;
   bool handler_registered_ = false;
-  mutable std::mutex mutex_;
-  // Fences in flight or done; PMIx writes into them from its own thread until they complete.
-  std::deque<std::unique_ptr<fence_call>> fences_ ABSL_GUARDED_BY(mutex_);
-  std::uint64_t first_fence_ ABSL_GUARDED_BY(mutex_) = 1;
-  std::uint64_t next_fence_ ABSL_GUARDED_BY(mutex_) = 1;
+  // Fences in flight or done; PMIx writes into their records from its own thread.
+  fence_log fences_;
 };
 
 }  // namespace iso::runtime
