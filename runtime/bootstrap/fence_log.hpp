@@ -1,7 +1,8 @@
 // The fences a process has started and how each ended, for asking later "did fence n pass?"
 // from any thread while the launcher's library completes them on its own thread. Fences
 // that completed are forgotten as new ones start (the log stays small however many a job
-// makes).
+// makes), but a fence that failed is remembered as failed for good: asking about it later
+// never reads as passed.
 //
 //   fence_log log;
 //   auto [number, record] = log.begin();     // record->finish(status) when it completes
@@ -60,6 +61,8 @@ class fence_log {
   std::deque<std::unique_ptr<record>> records_ ABSL_GUARDED_BY(mutex_);  // first_ onwards
   std::uint64_t first_ ABSL_GUARDED_BY(mutex_) = 1;
   std::uint64_t next_ ABSL_GUARDED_BY(mutex_) = 1;
+  // Failed fences already dropped from records_, by number.
+  std::map<std::uint64_t, int> failed_ ABSL_GUARDED_BY(mutex_);
 };
 
 }  // namespace iso::runtime

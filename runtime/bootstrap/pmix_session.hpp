@@ -57,7 +57,7 @@ class pmix_session {
   // Returns its number, for fence_done(). An error from PMIx shows in fence_done().
   [[nodiscard]] std::uint64_t start_fence();
   // Whether fence `number` completed; Aborted when the job failed (naming the node),
-  // Internal when PMIx failed the fence.
+  // Internal when PMIx failed the fence (asked again later, it still failed).
   [[nodiscard]] absl::StatusOr<bool> fence_done(std::uint64_t number) const;
   // A fence, waited for: DeadlineExceeded after `timeout`, Aborted when the job failed.
   [[nodiscard]] absl::Status fence(absl::Duration timeout);

@@ -1,4 +1,5 @@
-// The log of a process's fences: numbers, and completion from another thread.
+// The log of a process's fences: numbers, completion from another thread, and a failed fence
+// that stays failed after later fences made the log forget it.
 #include "runtime/bootstrap/fence_log.hpp"
 
 #include <gtest/gtest.h>
@@ -26,6 +27,22 @@ TEST(FenceLog, NumbersFencesAndSaysHowEachStands) {
   const fence_log::outcome failed = log.look_up(second);
   EXPECT_EQ(failed.state, fence_log::fence_state::failed);
   EXPECT_EQ(failed.status, kSomeFailure);
+}
+
+TEST(FenceLog, AFailedFenceIsNeverReadAsPassedLater) {
+  fence_log log;
+  auto [failing, failing_record] = log.begin();
+  failing_record->finish(kSomeFailure);
+  // Later fences start and pass; the log drops the completed ones before the last.
+  for (int i = 0; i < 10; ++i) {
+    auto [number, record] = log.begin();
+    record->finish(fence_log::kSucceeded);
+    EXPECT_EQ(log.look_up(number).state, fence_log::fence_state::passed);
+  }
+  const fence_log::outcome outcome = log.look_up(failing);
+  EXPECT_EQ(outcome.state, fence_log::fence_state::failed);
+  EXPECT_EQ(outcome.status, kSomeFailure);
+  EXPECT_EQ(log.look_up(failing + 1).state, fence_log::fence_state::passed);
 }
 
 TEST(FenceLog, ARunningFenceIsKeptWhileLaterOnesComeAndGo) {
