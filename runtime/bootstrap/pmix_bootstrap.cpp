@@ -72,7 +72,11 @@ absl::StatusOr<bool> pmix_bootstrap::barrier_passed(std::uint64_t ticket) const 
   std::uint64_t max_mark = 0;
   for (std::uint32_t n = 0; n < size(); ++n) {
     absl::StatusOr<arrival> a = arrival_of(n, ticket);
-    if (!a.ok()) return a.status();
+    if (!a.ok()) {
+      // The launcher may end a fence without a process that died in it, and its data.
+      if (absl::Status gone = session_->look_for_gone_nodes(); !gone.ok()) return gone;
+      return a.status();
+    }
     arrivals[n] = *a;
     max_mark = std::max(max_mark, a->mark);
   }

@@ -1,17 +1,21 @@
 #include "runtime/bootstrap/pmix_session.hpp"
 
 #include <pmix.h>
+#include <unistd.h>
 
 #include <array>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <random>
 #include <thread>
 
 #include "absl/strings/escaping.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "base/log.hpp"
+#include "runtime/bootstrap/process_probe.hpp"
 
 namespace iso::runtime {
 namespace {
@@ -19,10 +23,15 @@ namespace {
 // Keys of the job's own use, beside the callers' (which get kUserPrefix).
 constexpr char kUserPrefix[] = "iso.";
 constexpr char kSecretKey[] = "iso-job.secret";
+constexpr char kProcessKey[] = "iso-job.process";
 // A node's own failure, as this process records it (PMIx leaves codes below
 // PMIX_EXTERNAL_ERR_BASE to applications).
 constexpr pmix_status_t kNodeFailedEvent = PMIX_EXTERNAL_ERR_BASE - 18;
+// A node whose process this one saw gone (same host, same process table).
+constexpr pmix_status_t kNodeGoneEvent = PMIX_EXTERNAL_ERR_BASE - 19;
 constexpr std::size_t kSecretBytes = 24;
+// How long a node looks for the process that ended in a fence before saying only that one did.
+constexpr absl::Duration kLookForGonePeer = absl::Seconds(1);
 
 // What the launcher's events said. PMIx calls its event handlers with no pointer of ours,
 // and a process holds one PMIx client, so this one record per process is where they write.
@@ -59,6 +68,18 @@ void on_event(std::size_t /*handler*/, pmix_status_t status, const pmix_proc_t* 
     record_failure(job_rank ? static_cast<std::uint32_t>(node) : PMIX_RANK_UNDEF, status);
   }
   if (done != nullptr) done(PMIX_EVENT_ACTION_COMPLETE, nullptr, 0, nullptr, nullptr, cbdata);
+}
+
+// Which process table this process's pid belongs to: the machine's boot and the PID
+// namespace. Two processes with the same one can look at each other's pids.
+std::string process_table() {
+  std::ifstream boot("/proc/sys/kernel/random/boot_id");
+  std::string boot_id;
+  std::getline(boot, boot_id);
+  std::array<char, 64> ns{};
+  const ssize_t length = ::readlink("/proc/self/ns/pid", ns.data(), ns.size() - 1);
+  if (boot_id.empty() || length <= 0) return {};
+  return boot_id + "/" + std::string(ns.data(), static_cast<std::size_t>(length));
 }
 
 std::string make_secret() {
@@ -142,7 +163,19 @@ absl::Status pmix_session::agree_on_secret(absl::Duration timeout) {
     const pmix_status_t put = PMIx_Put(PMIX_GLOBAL, kSecretKey, &value);
     if (put != PMIX_SUCCESS) return absl::InternalError(pmix_error("PMIx_Put(secret)", put));
   }
+  // Beside it, every node says where its process is, for naming one that dies (peers_).
+  const std::string table = process_table();
+  std::string process = absl::StrFormat("%d %s", ::getpid(), table);
+  {
+    pmix_value_t value;
+    PMIX_VALUE_CONSTRUCT(&value);
+    value.type = PMIX_STRING;
+    value.data.string = process.data();
+    const pmix_status_t put = PMIx_Put(PMIX_GLOBAL, kProcessKey, &value);
+    if (put != PMIX_SUCCESS) return absl::InternalError(pmix_error("PMIx_Put(process)", put));
+  }
   if (absl::Status s = fence(timeout); !s.ok()) return s;
+  learn_peer_processes(table);
   if (rank_ == 0) return absl::OkStatus();
   pmix_proc_t first;
   PMIX_PROC_CONSTRUCT(&first);
@@ -156,6 +189,49 @@ absl::Status pmix_session::agree_on_secret(absl::Duration timeout) {
   secret_ = value->data.string;
   PMIX_VALUE_RELEASE(value);
   return absl::OkStatus();
+}
+
+void pmix_session::learn_peer_processes(const std::string& own_table) {
+  peers_.assign(size_, peer_process{});
+  if (own_table.empty()) return;
+  for (std::uint32_t node = 0; node < size_; ++node) {
+    if (node == rank_) continue;
+    pmix_proc_t proc;
+    PMIX_PROC_CONSTRUCT(&proc);
+    PMIX_LOAD_PROCID(&proc, nspace_.c_str(), node);
+    pmix_value_t* value = nullptr;
+    if (PMIx_Get(&proc, kProcessKey, nullptr, 0, &value) != PMIX_SUCCESS || value == nullptr) {
+      continue;  // not a process this one can watch; the launcher still reports it
+    }
+    if (value->type == PMIX_STRING && value->data.string != nullptr) {
+      const std::string text = value->data.string;
+      const std::size_t space = text.find(' ');
+      int pid = 0;
+      if (space != std::string::npos && text.substr(space + 1) == own_table &&
+          absl::SimpleAtoi(text.substr(0, space), &pid) && pid > 0) {
+        const process_sample sample = probe_process(pid);
+        if (sample.state != process_state::gone) peers_[node] = {pid, sample.start_time};
+      }
+    }
+    PMIX_VALUE_RELEASE(value);
+  }
+}
+
+void pmix_session::name_gone_peers() const {
+  for (std::uint32_t node = 0; node < peers_.size(); ++node) {
+    const peer_process& peer = peers_[node];
+    if (peer.pid <= 0) continue;
+    const process_sample sample = probe_process(peer.pid);
+    if (sample.state == process_state::gone || sample.start_time != peer.start_time) {
+      record_failure(node, kNodeGoneEvent);
+      return;
+    }
+  }
+}
+
+absl::Status pmix_session::look_for_gone_nodes() const {
+  name_gone_peers();
+  return job_status();
 }
 
 pmix_session::~pmix_session() {
@@ -238,7 +314,16 @@ absl::StatusOr<bool> pmix_session::fence_done(std::uint64_t number) const {
       break;
   }
   if (outcome.status == PMIX_ERR_PARTIAL_SUCCESS) {
-    // What Open MPI's launcher answers when a process of the job ended during the fence.
+    // What Open MPI's launcher answers when a process of the job ended during the fence. It
+    // says nothing of which, and its events about it do not reach this client: a node on
+    // this host is looked for among the processes.
+    // The launcher can tell before the process is gone from the process table (it sees the
+    // connection close while the process is still exiting): look again for a while.
+    if (absl::Status s = look_for_gone_nodes(); !s.ok()) return s;
+    const std::int64_t now = absl::ToUnixNanos(absl::Now());
+    std::int64_t since = 0;
+    if (partial_since_ns_.compare_exchange_strong(since, now)) since = now;
+    if (now - since < absl::ToInt64Nanoseconds(kLookForGonePeer)) return false;
     return absl::AbortedError(absl::StrFormat(
         "node %u: a node of the job ended during a barrier (the PMIx launcher names it)", rank_));
   }
@@ -315,6 +400,7 @@ absl::Status pmix_session::job_status() const {
                         PMIx_Error_string(cause)));
   }
   const char* how = cause == kNodeFailedEvent             ? "failed"
+                    : cause == kNodeGoneEvent             ? "ended: its process is gone"
                     : cause == PMIX_EVENT_PROC_TERMINATED ? "ended (the launcher said so)"
                                                           : "was aborted (the launcher said so)";
   return absl::AbortedError(absl::StrFormat("node %d %s", node, how));
