@@ -156,7 +156,8 @@ struct ucx_transport::state {
   absl::Status post(ucx_send_record* record, unsigned id, std::size_t header_bytes,
                     const void* payload, std::size_t payload_bytes);
   void progress();
-  void start_rendezvous();
+  // Starts the receives of the rendezvous packets that arrived; whether there were any.
+  bool start_rendezvous();
   void release(node_id source, ucx_arrival& arrival);
   [[nodiscard]] bool anything_deliverable() const;
   void close_endpoints();
@@ -593,7 +594,8 @@ void ucx_transport::state::on_rendezvous_done(void* request, ucs_status_t status
   from.slots[r->sequence - from.next_sequence].complete = true;
 }
 
-void ucx_transport::state::start_rendezvous() {
+bool ucx_transport::state::start_rendezvous() {
+  const bool any = !rndv_to_start.empty();
   while (!rndv_to_start.empty()) {
     auto [source, sequence] = rndv_to_start.back();
     rndv_to_start.pop_back();
@@ -620,6 +622,7 @@ void ucx_transport::state::start_rendezvous() {
       (void)r.release();  // on_rendezvous_done frees it
     }
   }
+  return any;
 }
 
 void ucx_transport::state::progress() {
@@ -718,9 +721,12 @@ void ucx_transport::wait(absl::Duration timeout, absl::FunctionRef<bool()> also_
   // slept on without missing an event.
   bool armed = false;
   for (int attempt = 0; attempt < kMaxArmAttempts && !armed; ++attempt) {
-    while (ucp_worker_progress(s.worker) != 0) {
-    }
-    s.start_rendezvous();
+    // A receive just started may need this worker's progress and nothing else (a fetch
+    // over shared memory finishes here, with no event to wake the sleep): progress it too.
+    do {
+      while (ucp_worker_progress(s.worker) != 0) {
+      }
+    } while (s.start_rendezvous());
     if (s.anything_deliverable() || !s.error.ok()) return;
     const ucs_status_t st = ucp_worker_arm(s.worker);
     if (st == UCS_OK) {

@@ -1,8 +1,9 @@
 #include "runtime/bootstrap/pmix_bootstrap.hpp"
 
 #include <algorithm>
+#include <array>
+#include <cstring>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 
 namespace iso::runtime {
@@ -10,7 +11,22 @@ namespace {
 
 // Callers' keys and the barriers' own keys live apart.
 std::string user_key(std::string_view key) { return "kv." + std::string(key); }
-std::string barrier_key(std::uint64_t ticket) { return absl::StrFormat("barrier.%u", ticket); }
+
+// A key per barrier would make every fence carry all barriers so far (each fence got slower,
+// seconds per hundred barriers after a thousand), so two keys take turns. A node reads a
+// barrier's key only after its fence, and the next barrier but one, which puts that key
+// again, cannot start before every node has arrived at the next one, having read it.
+std::string barrier_key(std::uint64_t ticket) { return absl::StrFormat("barrier.%u", ticket % 2); }
+
+// What a node arrives with: ticket, digest and mark, always the same number of bytes. PMIx
+// 4.2 loses a key that is put again with a value of another size (the next fence's get finds
+// nothing), so the size never changes.
+constexpr std::size_t kArrivalBytes = 3 * sizeof(std::uint64_t);
+
+std::string encode_arrival(std::uint64_t ticket, std::uint64_t digest, std::uint64_t mark) {
+  const std::array<std::uint64_t, 3> words{ticket, digest, mark};
+  return std::string(reinterpret_cast<const char*>(words.data()), kArrivalBytes);
+}
 
 }  // namespace
 
@@ -38,7 +54,7 @@ absl::Status pmix_bootstrap::barrier(absl::Duration timeout) { return session_->
 std::uint64_t pmix_bootstrap::barrier_arrive(std::uint64_t digest) {
   const std::uint64_t ticket = ++last_ticket_;
   // Never blocks, so an error of the put waits for barrier_passed() to report it.
-  arrive_error_ = session_->put(barrier_key(ticket), absl::StrFormat("%u:%u", digest, mark_));
+  arrive_error_ = session_->put(barrier_key(ticket), encode_arrival(ticket, digest, mark_));
   fence_of_last_ticket_ = session_->start_fence();
   return ticket;
 }
@@ -56,7 +72,11 @@ absl::StatusOr<bool> pmix_bootstrap::barrier_passed(std::uint64_t ticket) const 
   std::uint64_t max_mark = 0;
   for (std::uint32_t n = 0; n < size(); ++n) {
     absl::StatusOr<arrival> a = arrival_of(n, ticket);
-    if (!a.ok()) return a.status();
+    if (!a.ok()) {
+      // The launcher may end a fence without a process that died in it, and its data.
+      if (absl::Status gone = session_->look_for_gone_nodes(); !gone.ok()) return gone;
+      return a.status();
+    }
     arrivals[n] = *a;
     max_mark = std::max(max_mark, a->mark);
   }
@@ -68,16 +88,23 @@ absl::StatusOr<bool> pmix_bootstrap::barrier_passed(std::uint64_t ticket) const 
 
 absl::StatusOr<pmix_bootstrap::arrival> pmix_bootstrap::arrival_of(std::uint32_t node,
                                                                    std::uint64_t ticket) const {
-  absl::StatusOr<std::string> text = session_->get(node, barrier_key(ticket));
-  if (!text.ok()) return text.status();
-  const std::size_t colon = text->find(':');
-  arrival a;
-  if (colon == std::string::npos || !absl::SimpleAtoi(text->substr(0, colon), &a.digest) ||
-      !absl::SimpleAtoi(text->substr(colon + 1), &a.mark)) {
-    return absl::InternalError(absl::StrFormat(
-        "node %u arrived at barrier %u with '%s', not '<digest>:<mark>'", node, ticket, *text));
+  absl::StatusOr<std::string> bytes = session_->get(node, barrier_key(ticket));
+  if (!bytes.ok()) return bytes.status();
+  if (bytes->size() != kArrivalBytes) {
+    return absl::InternalError(
+        absl::StrFormat("node %u arrived at barrier %u with %u bytes, not the %u of a ticket, a "
+                        "digest and a mark",
+                        node, ticket, bytes->size(), kArrivalBytes));
   }
-  return a;
+  std::array<std::uint64_t, 3> words{};
+  std::memcpy(words.data(), bytes->data(), kArrivalBytes);
+  if (words[0] != ticket) {
+    // Its put for this barrier did not reach this node before the fence ended.
+    return absl::InternalError(absl::StrFormat(
+        "node %u: what node %u arrived with at barrier %u is still that of barrier %u", rank(),
+        node, ticket, words[0]));
+  }
+  return arrival{words[1], words[2]};
 }
 
 std::uint64_t pmix_bootstrap::barrier_digest(std::uint32_t node, std::uint64_t ticket) const {

@@ -1,7 +1,9 @@
 // The bootstrap of a job started by a PMIx launcher (mpirun, srun --mpi=pmix): every call
 // of the interface goes through the process's pmix_session. A barrier is a PMIx fence that
 // also collects what each node arrived with (its digest and mark), so barrier_arrive()
-// starts a non-blocking fence and barrier_passed() asks whether it completed. A failed
+// starts a non-blocking fence and barrier_passed() asks whether it completed. Barriers use
+// two keys by turns, so that the data each fence carries stays the same size however many
+// barriers a job makes. A failed
 // node is learnt from the launcher's events (a process aborted or ended); abort_job()
 // marks this node failed here only, and the others learn of it when its process ends.
 //

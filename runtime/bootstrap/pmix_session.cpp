@@ -1,17 +1,21 @@
 #include "runtime/bootstrap/pmix_session.hpp"
 
 #include <pmix.h>
+#include <unistd.h>
 
 #include <array>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <random>
 #include <thread>
 
 #include "absl/strings/escaping.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "base/log.hpp"
+#include "runtime/bootstrap/process_probe.hpp"
 
 namespace iso::runtime {
 namespace {
@@ -19,10 +23,15 @@ namespace {
 // Keys of the job's own use, beside the callers' (which get kUserPrefix).
 constexpr char kUserPrefix[] = "iso.";
 constexpr char kSecretKey[] = "iso-job.secret";
+constexpr char kProcessKey[] = "iso-job.process";
 // A node's own failure, as this process records it (PMIx leaves codes below
 // PMIX_EXTERNAL_ERR_BASE to applications).
 constexpr pmix_status_t kNodeFailedEvent = PMIX_EXTERNAL_ERR_BASE - 18;
+// A node whose process this one saw gone (same host, same process table).
+constexpr pmix_status_t kNodeGoneEvent = PMIX_EXTERNAL_ERR_BASE - 19;
 constexpr std::size_t kSecretBytes = 24;
+// How long a node looks for the process that ended in a fence before saying only that one did.
+constexpr absl::Duration kLookForGonePeer = absl::Seconds(1);
 
 // What the launcher's events said. PMIx calls its event handlers with no pointer of ours,
 // and a process holds one PMIx client, so this one record per process is where they write.
@@ -61,6 +70,18 @@ void on_event(std::size_t /*handler*/, pmix_status_t status, const pmix_proc_t* 
   if (done != nullptr) done(PMIX_EVENT_ACTION_COMPLETE, nullptr, 0, nullptr, nullptr, cbdata);
 }
 
+// Which process table this process's pid belongs to: the machine's boot and the PID
+// namespace. Two processes with the same one can look at each other's pids.
+std::string process_table() {
+  std::ifstream boot("/proc/sys/kernel/random/boot_id");
+  std::string boot_id;
+  std::getline(boot, boot_id);
+  std::array<char, 64> ns{};
+  const ssize_t length = ::readlink("/proc/self/ns/pid", ns.data(), ns.size() - 1);
+  if (boot_id.empty() || length <= 0) return {};
+  return boot_id + "/" + std::string(ns.data(), static_cast<std::size_t>(length));
+}
+
 std::string make_secret() {
   std::random_device source;
   std::string bytes(kSecretBytes, '\0');
@@ -69,13 +90,6 @@ std::string make_secret() {
 }
 
 }  // namespace
-
-struct pmix_session::fence_call {
-  pmix_info_t collect{};
-  std::atomic<bool> done{false};
-  std::atomic<pmix_status_t> status{PMIX_SUCCESS};
-  bool started = false;
-};
 
 bool pmix_session::launched_by_pmix() {
   return std::getenv("PMIX_RANK") != nullptr && std::getenv("PMIX_NAMESPACE") != nullptr;
@@ -149,7 +163,19 @@ absl::Status pmix_session::agree_on_secret(absl::Duration timeout) {
     const pmix_status_t put = PMIx_Put(PMIX_GLOBAL, kSecretKey, &value);
     if (put != PMIX_SUCCESS) return absl::InternalError(pmix_error("PMIx_Put(secret)", put));
   }
+  // Beside it, every node says where its process is, for naming one that dies (peers_).
+  const std::string table = process_table();
+  std::string process = absl::StrFormat("%d %s", ::getpid(), table);
+  {
+    pmix_value_t value;
+    PMIX_VALUE_CONSTRUCT(&value);
+    value.type = PMIX_STRING;
+    value.data.string = process.data();
+    const pmix_status_t put = PMIx_Put(PMIX_GLOBAL, kProcessKey, &value);
+    if (put != PMIX_SUCCESS) return absl::InternalError(pmix_error("PMIx_Put(process)", put));
+  }
   if (absl::Status s = fence(timeout); !s.ok()) return s;
+  learn_peer_processes(table);
   if (rank_ == 0) return absl::OkStatus();
   pmix_proc_t first;
   PMIX_PROC_CONSTRUCT(&first);
@@ -163,6 +189,49 @@ absl::Status pmix_session::agree_on_secret(absl::Duration timeout) {
   secret_ = value->data.string;
   PMIX_VALUE_RELEASE(value);
   return absl::OkStatus();
+}
+
+void pmix_session::learn_peer_processes(const std::string& own_table) {
+  peers_.assign(size_, peer_process{});
+  if (own_table.empty()) return;
+  for (std::uint32_t node = 0; node < size_; ++node) {
+    if (node == rank_) continue;
+    pmix_proc_t proc;
+    PMIX_PROC_CONSTRUCT(&proc);
+    PMIX_LOAD_PROCID(&proc, nspace_.c_str(), node);
+    pmix_value_t* value = nullptr;
+    if (PMIx_Get(&proc, kProcessKey, nullptr, 0, &value) != PMIX_SUCCESS || value == nullptr) {
+      continue;  // not a process this one can watch; the launcher still reports it
+    }
+    if (value->type == PMIX_STRING && value->data.string != nullptr) {
+      const std::string text = value->data.string;
+      const std::size_t space = text.find(' ');
+      int pid = 0;
+      if (space != std::string::npos && text.substr(space + 1) == own_table &&
+          absl::SimpleAtoi(text.substr(0, space), &pid) && pid > 0) {
+        const process_sample sample = probe_process(pid);
+        if (sample.state != process_state::gone) peers_[node] = {pid, sample.start_time};
+      }
+    }
+    PMIX_VALUE_RELEASE(value);
+  }
+}
+
+void pmix_session::name_gone_peers() const {
+  for (std::uint32_t node = 0; node < peers_.size(); ++node) {
+    const peer_process& peer = peers_[node];
+    if (peer.pid <= 0) continue;
+    const process_sample sample = probe_process(peer.pid);
+    if (sample.state == process_state::gone || sample.start_time != peer.start_time) {
+      record_failure(node, kNodeGoneEvent);
+      return;
+    }
+  }
+}
+
+absl::Status pmix_session::look_for_gone_nodes() const {
+  name_gone_peers();
+  return job_status();
 }
 
 pmix_session::~pmix_session() {
@@ -199,62 +268,67 @@ absl::Status pmix_session::put(std::string_view key, std::string_view value) {
 
 namespace {
 
+static_assert(PMIX_SUCCESS == fence_log::kSucceeded);
+
 void fence_completed(pmix_status_t status, void* cbdata) {
-  auto* call = static_cast<std::pair<std::atomic<bool>*, std::atomic<pmix_status_t>*>*>(cbdata);
-  call->second->store(status);
-  call->first->store(true, std::memory_order_release);
-  delete call;
+  static_cast<fence_log::record*>(cbdata)->finish(status);
+}
+
+// What every fence asks for: collect the nodes' puts. PMIx reads it until the fence
+// completes, so it lives as long as the process.
+const pmix_info_t* collect_data() {
+  static const pmix_info_t* info = [] {
+    auto* made = new pmix_info_t;
+    PMIX_INFO_CONSTRUCT(made);
+    bool flag = true;
+    PMIX_INFO_LOAD(made, PMIX_COLLECT_DATA, &flag, PMIX_BOOL);
+    return made;
+  }();
+  return info;
 }
 
 }  // namespace
 
 std::uint64_t pmix_session::start_fence() {
-  std::lock_guard lock(mutex_);
-  // Completed fences before the last are no longer asked about.
-  while (fences_.size() > 1 && fences_.front()->done.load(std::memory_order_acquire)) {
-    fences_.pop_front();
-    ++first_fence_;
+  auto [number, record] = fences_.begin();
+  pmix_status_t started = PMIx_Commit();
+  if (started == PMIX_SUCCESS) {
+    started = PMIx_Fence_nb(nullptr, 0, const_cast<pmix_info_t*>(collect_data()), 1,
+                            fence_completed, record);
   }
-  auto call = std::make_unique<fence_call>();
-  const std::uint64_t number = next_fence_++;
-  const pmix_status_t committed = PMIx_Commit();
-  bool flag = true;
-  PMIX_INFO_LOAD(&call->collect, PMIX_COLLECT_DATA, &flag, PMIX_BOOL);
-  pmix_status_t started = committed;
-  if (committed == PMIX_SUCCESS) {
-    auto* cb =
-        new std::pair<std::atomic<bool>*, std::atomic<pmix_status_t>*>(&call->done, &call->status);
-    started = PMIx_Fence_nb(nullptr, 0, &call->collect, 1, fence_completed, cb);
-    if (started != PMIX_SUCCESS) delete cb;
-  }
-  if (started != PMIX_SUCCESS) {
-    call->status = started;
-    call->done = true;
-  }
-  fences_.push_back(std::move(call));
+  if (started != PMIX_SUCCESS) record->finish(started);
   return number;
 }
 
 absl::StatusOr<bool> pmix_session::fence_done(std::uint64_t number) const {
   if (absl::Status s = job_status(); !s.ok()) return s;
-  std::lock_guard lock(mutex_);
-  if (number < first_fence_) return true;
-  if (number >= next_fence_) {
-    return absl::InvalidArgumentError(absl::StrFormat("no fence %u was started", number));
+  const fence_log::outcome outcome = fences_.look_up(number);
+  switch (outcome.state) {
+    case fence_log::fence_state::unknown:
+      return absl::InvalidArgumentError(absl::StrFormat("no fence %u was started", number));
+    case fence_log::fence_state::running:
+      return false;
+    case fence_log::fence_state::passed:
+      return true;
+    case fence_log::fence_state::failed:
+      break;
   }
-  const fence_call& call = *fences_[number - first_fence_];
-  if (!call.done.load(std::memory_order_acquire)) return false;
-  const pmix_status_t status = call.status.load();
-  if (status == PMIX_ERR_PARTIAL_SUCCESS) {
-    // What Open MPI's launcher answers when a process of the job ended during the fence.
+  if (outcome.status == PMIX_ERR_PARTIAL_SUCCESS) {
+    // What Open MPI's launcher answers when a process of the job ended during the fence. It
+    // says nothing of which, and its events about it do not reach this client: a node on
+    // this host is looked for among the processes.
+    // The launcher can tell before the process is gone from the process table (it sees the
+    // connection close while the process is still exiting): look again for a while.
+    if (absl::Status s = look_for_gone_nodes(); !s.ok()) return s;
+    const std::int64_t now = absl::ToUnixNanos(absl::Now());
+    std::int64_t since = 0;
+    if (partial_since_ns_.compare_exchange_strong(since, now)) since = now;
+    if (now - since < absl::ToInt64Nanoseconds(kLookForGonePeer)) return false;
     return absl::AbortedError(absl::StrFormat(
         "node %u: a node of the job ended during a barrier (the PMIx launcher names it)", rank_));
   }
-  if (status != PMIX_SUCCESS) {
-    return absl::InternalError(
-        absl::StrFormat("node %u: %s", rank_, pmix_error("PMIx_Fence", status)));
-  }
-  return true;
+  return absl::InternalError(
+      absl::StrFormat("node %u: %s", rank_, pmix_error("PMIx_Fence", outcome.status)));
 }
 
 absl::Status pmix_session::fence(absl::Duration timeout) {
@@ -326,6 +400,7 @@ absl::Status pmix_session::job_status() const {
                         PMIx_Error_string(cause)));
   }
   const char* how = cause == kNodeFailedEvent             ? "failed"
+                    : cause == kNodeGoneEvent             ? "ended: its process is gone"
                     : cause == PMIX_EVENT_PROC_TERMINATED ? "ended (the launcher said so)"
                                                           : "was aborted (the launcher said so)";
   return absl::AbortedError(absl::StrFormat("node %d %s", node, how));

@@ -16,15 +16,14 @@
 
 #include <atomic>
 #include <cstdint>
-#include <deque>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
+#include <vector>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "runtime/bootstrap/fence_log.hpp"
 
 namespace iso::runtime {
 
@@ -58,8 +57,10 @@ class pmix_session {
   // Starts a fence over the whole job that also collects every node's puts; never blocks.
   // Returns its number, for fence_done(). An error from PMIx shows in fence_done().
   [[nodiscard]] std::uint64_t start_fence();
-  // Whether fence `number` completed; Aborted when the job failed (naming the node),
-  // Internal when PMIx failed the fence.
+  // Whether fence `number` completed; Aborted when the job failed (naming the node: the
+  // launcher says that one ended without saying which, so a node on this host is found by
+  // its process being gone), Internal when PMIx failed the fence (asked again later, it
+  // still failed).
   [[nodiscard]] absl::StatusOr<bool> fence_done(std::uint64_t number) const;
   // A fence, waited for: DeadlineExceeded after `timeout`, Aborted when the job failed.
   [[nodiscard]] absl::Status fence(absl::Duration timeout);
@@ -74,13 +75,29 @@ class pmix_session {
   void leave() { left_ = true; }
   // OK while no node has failed; then Aborted, naming the node and how it was learnt.
   [[nodiscard]] absl::Status job_status() const;
+  // As job_status(), after looking whether a node on this host (one sharing this process
+  // table) has lost its process, which then counts as failed. For when something of the
+  // job went missing: a process that ends can take a fence's data with it.
+  [[nodiscard]] absl::Status look_for_gone_nodes() const;
 
  private:
   pmix_session() = default;
   [[nodiscard]] absl::Status connect(absl::Duration timeout);
   [[nodiscard]] absl::Status agree_on_secret(absl::Duration timeout);
+  // The processes of the nodes that share this one's process table (one host), from what
+  // each published at the start; the others stay unknown.
+  void learn_peer_processes(const std::string& own_table);
+  // Records the first such node whose process is gone as failed.
+  void name_gone_peers() const;
 
-  struct fence_call;
+  struct peer_process {
+    int pid = 0;  // 0: not watchable from here
+    std::uint64_t start_time = 0;
+  };
+  std::vector<peer_process> peers_;
+  // When a fence first said that a process ended (Unix ns; 0: never).
+  mutable std::atomic<std::int64_t> partial_since_ns_{0};
+
   std::uint32_t rank_ = 0;
   std::uint32_t size_ = 0;
   std::uint32_t local_size_ = 1;
@@ -90,11 +107,8 @@ class pmix_session {
   std::atomic<bool> left_{false};
   std::size_t handler_id_ = 0;
   bool handler_registered_ = false;
-  mutable std::mutex mutex_;
-  // Fences in flight or done; PMIx writes into them from its own thread until they complete.
-  std::deque<std::unique_ptr<fence_call>> fences_ ABSL_GUARDED_BY(mutex_);
-  std::uint64_t first_fence_ ABSL_GUARDED_BY(mutex_) = 1;
-  std::uint64_t next_fence_ ABSL_GUARDED_BY(mutex_) = 1;
+  // Fences in flight or done; PMIx writes into their records from its own thread.
+  fence_log fences_;
 };
 
 }  // namespace iso::runtime

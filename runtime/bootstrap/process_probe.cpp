@@ -17,13 +17,19 @@ process_sample probe_process(pid_t pid) {
   const std::size_t close = line.rfind(')');
   if (close == std::string::npos) return {};
   std::istringstream fields(line.substr(close + 1));
-  // Field 3 is the state; the start time is field 22, 19 fields after it.
+  // Field 3 is the state, field 9 the kernel's flags; the start time is field 22.
   char state = 0;
   fields >> state;
   std::string skipped;
-  for (int i = 0; i < 18 && fields; ++i) fields >> skipped;
+  for (int i = 0; i < 5 && fields; ++i) fields >> skipped;
+  std::uint64_t flags = 0;
+  fields >> flags;
+  for (int i = 0; i < 12 && fields; ++i) fields >> skipped;
   process_sample sample;
   if (!(fields >> sample.start_time)) return {};
+  // PF_EXITING: killed or exiting, its files (sockets) already closing, not a zombie yet.
+  constexpr std::uint64_t kExiting = 0x4;
+  if ((flags & kExiting) != 0) state = 'X';
   switch (state) {
     case 'Z':
     case 'X':

@@ -104,6 +104,23 @@ TEST(PmixBootstrap, DisagreeingDigestIsSeen) {
   }
 }
 
+// Thousands of two-step barriers, each with a digest and marks of its own: what a node reads
+// at one barrier is never what it or another node arrived with at an earlier one, however
+// the barriers' keys are reused.
+TEST(PmixBootstrap, ThousandsOfBarriersKeepTheirArrivalsApart) {
+  constexpr std::uint64_t kBarriers = 2000;
+  for (std::uint64_t round = 1; round <= kBarriers; ++round) {
+    boot().publish_mark(round * 10 + boot().rank());
+    const std::uint64_t ticket = boot().barrier_arrive(round * 1000 + boot().rank());
+    pass(ticket);
+    ASSERT_EQ(boot().max_mark(), round * 10 + boot().size() - 1) << "barrier " << round;
+    for (std::uint32_t n = 0; n < boot().size(); ++n) {
+      ASSERT_EQ(boot().barrier_digest(n, ticket), round * 1000 + n)
+          << "node " << n << " at barrier " << round;
+    }
+  }
+}
+
 TEST(PmixBootstrap, BlockingBarriersInARow) {
   for (int i = 0; i < 20; ++i) ASSERT_TRUE(boot().barrier(kTimeout).ok());
   EXPECT_TRUE(boot().job_status().ok()) << boot().job_status();

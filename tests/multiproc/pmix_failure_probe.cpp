@@ -1,7 +1,9 @@
 // A job under a PMIx launcher in which one node's process dies (SIGKILL) after the start:
 // every other node must learn from the launcher which node it was. Prints one line per
 // surviving node: "node <r> saw: <status>", and exits 0 when the status names the victim.
-//   mpirun -n 3 pmix-failure-probe <victim>
+// With a folder, each survivor also writes that line to <folder>/node-<r> (its printed line
+// may be lost when the launcher ends the job).
+//   mpirun -n 3 pmix-failure-probe <victim> [<folder>]
 #include <signal.h>
 
 #include <cstdio>
@@ -34,8 +36,17 @@ int main(int argc, char** argv) {
       break;
     }
   }
-  std::printf("node %u saw after %s: %s\n", s.rank(),
-              absl::FormatDuration(absl::Now() - start).c_str(), seen.ToString().c_str());
+  const std::string line =
+      absl::StrFormat("node %u saw after %s: %s", s.rank(),
+                      absl::FormatDuration(absl::Now() - start), seen.ToString());
+  if (argc > 2) {
+    const std::string path = absl::StrFormat("%s/node-%u", argv[2], s.rank());
+    if (std::FILE* report = std::fopen(path.c_str(), "w"); report != nullptr) {
+      std::fprintf(report, "%s\n", line.c_str());
+      std::fclose(report);
+    }
+  }
+  std::printf("%s\n", line.c_str());
   std::fflush(stdout);
   const std::string expected = absl::StrFormat("node %u ", victim);
   return seen.message().find(expected) != absl::string_view::npos ? 0 : 1;

@@ -107,4 +107,16 @@ std::optional<std::string> mpi_peer_command(const std::string& bin, const char* 
       ranks, peer, args);
 }
 
+std::optional<std::string> mpi_ucx_peer_command(const std::string& bin, const char* program,
+                                                int ranks, const std::string& args) {
+  // Checks that the peer and mpirun exist, and allows root, as the other does.
+  if (!mpi_peer_command(bin, program, ranks, args)) return std::nullopt;
+  // Open MPI 4.1 takes pml ucx only where UCX finds InfiniBand-class devices unless told
+  // that any transport and device will do.
+  return absl::StrFormat(
+      "mpirun -n %d --oversubscribe --mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any"
+      "%s '%s/%s'%s 2>/dev/null",
+      ranks, std::getenv("UCX_TLS") != nullptr ? " -x UCX_TLS" : "", bin, program, args);
+}
+
 }  // namespace iso::bench

@@ -50,5 +50,10 @@ void collect_shmem_peer_sizes(const std::string& bin, bool quick, sample_table& 
 [[nodiscard]] std::optional<std::string> mpi_peer_command(const std::string& bin,
                                                           const char* program, int ranks,
                                                           const std::string& args = "");
+// The same peer with Open MPI's UCX messaging layer (pml ucx) instead, for comparisons with
+// the project's ucx fabric over the lanes UCX picks (UCX_TLS, when set, reaches the ranks).
+[[nodiscard]] std::optional<std::string> mpi_ucx_peer_command(const std::string& bin,
+                                                              const char* program, int ranks,
+                                                              const std::string& args = "");
 
 }  // namespace iso::bench

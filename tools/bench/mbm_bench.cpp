@@ -13,9 +13,15 @@
 // Beside them, Open MPI's MPI_Send/MPI_Recv measured the same way in the same run
 // (mbm-bench-mpi, built when MPI is found; without it the table says the peer is missing).
 //
+// With --ucx, ours runs as a ucx job that mpirun starts (the ucx fabric, over the lanes UCX
+// picks: shared memory on one host, or what UCX_TLS allows) and Open MPI's peer uses UCX too
+// (pml ucx), so that both go over the same lanes.
+//
 //   build/bin/mbm-bench                 # drives: isorun -n 2 and mpirun -n 2, 3 rounds x 3
-//   repetitions build/bin/mbm-bench --quick         # fewer messages (for tests)
+//                                       # repetitions
+//   build/bin/mbm-bench --quick         # fewer messages (for tests)
 //   build/bin/mbm-bench --nic thread    # the NIC mode (thread|inline|auto; default auto)
+//   UCX_TLS=tcp,self build/bin/mbm-bench --ucx   # both over UCX's TCP lane
 #include <unistd.h>
 
 #include <chrono>
@@ -163,7 +169,24 @@ void print_table(iso::bench::sample_table& samples, const char* title, const std
 
 }  // namespace
 
+// Takes --ucx out of the command line (the other options are the benchmarks' common ones);
+// whether it was there.
+bool take_ucx_flag(int& argc, char** argv) {
+  bool found = false;
+  int kept = 1;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--ucx") == 0) {
+      found = true;
+    } else {
+      argv[kept++] = argv[i];
+    }
+  }
+  argc = kept;
+  return found;
+}
+
 int main(int argc, char** argv) {
+  const bool over_ucx = take_ucx_flag(argc, argv);
   const std::optional<iso::bench::bench_args> parsed =
       iso::bench::parse_bench_args(argc, argv, "mbm-bench", false);
   if (!parsed) return 2;
@@ -182,20 +205,38 @@ int main(int argc, char** argv) {
   const std::vector<std::string> indexed = {"noniso_lat_us",   "iso_lat_us",   "mpi_lat_us",
                                             "noniso_thru_mbs", "iso_thru_mbs", "mpi_thru_mbs"};
   const int rounds = cfg.quick ? 1 : 3;
+  if (over_ucx && ::geteuid() == 0) {
+    // Ours runs under mpirun too, with or without the peer (which would say so itself).
+    ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+    ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+  }
+  const std::string peer_args = cfg.quick ? " --quick" : "";
   std::optional<std::string> peer =
-      iso::bench::mpi_peer_command(bin, "mbm-bench-mpi", 2, cfg.quick ? " --quick" : "");
+      over_ucx ? iso::bench::mpi_ucx_peer_command(bin, "mbm-bench-mpi", 2, peer_args)
+               : iso::bench::mpi_peer_command(bin, "mbm-bench-mpi", 2, peer_args);
+  const char* const tls = std::getenv("UCX_TLS");
+  const std::string lanes =
+      over_ucx ? absl::StrFormat("ucx under mpirun, UCX_TLS %s; Open MPI with pml ucx",
+                                 tls != nullptr ? tls : "unset")
+               : std::string("shm");
   std::printf(
-      "mbm-bench: isotach against non-isotach messages, 2 processes (shm), nic %s, beside\n"
+      "mbm-bench: isotach against non-isotach messages, 2 processes (%s), nic %s, beside\n"
       "Open MPI; %d round trips per latency figure, %zu bytes per stream, %d rounds x %d "
       "repetitions\n",
-      nic.c_str(), shape.round_trips, shape.stream_bytes, rounds, shape.repetitions);
+      lanes.c_str(), nic.c_str(), shape.round_trips, shape.stream_bytes, rounds, shape.repetitions);
   if (!peer) std::printf("(no Open MPI peer: mpirun or mbm-bench-mpi missing; ours only)\n");
   std::fflush(stdout);
   iso::bench::sample_table samples;
   for (int round = 0; round < rounds; ++round) {
-    if (!iso::bench::collect_indexed(
-            absl::StrFormat("'%s/isorun' -n 2 -- '%s/mbm-bench' --worker%s", bin, bin, flags),
-            indexed, samples)) {
+    // Under mpirun a PMIx launcher starts the nodes: the ucx fabric (named, so that anything
+    // else fails loudly).
+    const std::string ours =
+        over_ucx
+            ? absl::StrFormat(
+                  "mpirun -n 2 --oversubscribe -x ISO_TRANSPORT=ucx%s '%s/mbm-bench' --worker%s",
+                  tls != nullptr ? " -x UCX_TLS" : "", bin, flags)
+            : absl::StrFormat("'%s/isorun' -n 2 -- '%s/mbm-bench' --worker%s", bin, bin, flags);
+    if (!iso::bench::collect_indexed(ours, indexed, samples)) {
       std::fprintf(stderr, "mbm-bench: the measurement failed\n");
       return 1;
     }

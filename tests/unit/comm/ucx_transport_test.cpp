@@ -340,6 +340,71 @@ TEST_P(UcxTransport, WaitReturnsWhenAPacketArrives) {
   EXPECT_EQ(handled, 1u);
 }
 
+// A large packet goes by rendezvous: its bytes are fetched only once the receiver has started
+// the receive, which then needs the receiver's own progress (no event from the wire may
+// follow). A receiver that only waits and polls must still get it without anyone's help. A
+// watchdog counts the times it had to wake the receiver because nothing came for a long
+// while: a wait() that armed its worker with a started receive not yet progressed would sleep
+// until then. (With UCX 1.13 this passed without that progress step too, on both lanes, so it
+// guards the rule rather than a failure seen on that version.)
+TEST_P(UcxTransport, WaitingAloneCompletesALargePacket) {
+  auto nodes = job(2);
+  ASSERT_EQ(nodes.size(), 2u);
+  transport& a = *nodes[0];
+  transport& b = *nodes[1];
+  constexpr int kPackets = 4;
+  std::vector<std::byte> big(a.max_packet_size(), std::byte{0x5a});
+  std::atomic<bool> stop{false};
+  std::thread sender([&] {
+    for (int sent = 0; sent < kPackets && !stop;) {
+      if (a.send(1, big).ok()) ++sent;
+      std::size_t handled = 0;
+      EXPECT_TRUE(a.poll([](received_packet&) {}, handled).ok());
+    }
+    // The sender keeps its worker going (its part of the rendezvous) but sends nothing more.
+    while (!stop) {
+      std::size_t handled = 0;
+      EXPECT_TRUE(a.poll([](received_packet&) {}, handled).ok());
+      a.wait(absl::Milliseconds(1));
+    }
+  });
+  std::atomic<int> received{0};
+  std::atomic<int> wakes_needed{0};
+  std::thread watchdog([&] {
+    int seen = 0;
+    absl::Time last_progress = absl::Now();
+    while (!stop) {
+      absl::SleepFor(absl::Milliseconds(50));
+      if (received != seen) {
+        seen = received;
+        last_progress = absl::Now();
+      } else if (absl::Now() - last_progress > absl::Seconds(20)) {
+        ++wakes_needed;  // far beyond any delay of the wire, even on a loaded machine
+        b.wake();
+        last_progress = absl::Now();
+      }
+    }
+  });
+  const absl::Time deadline = absl::Now() + absl::Minutes(3);
+  while (received < kPackets && absl::Now() < deadline) {
+    b.wait(absl::InfiniteDuration());
+    std::size_t handled = 0;
+    ASSERT_TRUE(b.poll(
+                     [&](received_packet& p) {
+                       EXPECT_EQ(p.bytes().size(), big.size());
+                       ++received;
+                     },
+                     handled)
+                    .ok());
+  }
+  stop = true;
+  b.wake();
+  sender.join();
+  watchdog.join();
+  EXPECT_EQ(received, kPackets);
+  EXPECT_EQ(wakes_needed, 0) << "the receiver slept with a receive it had to progress itself";
+}
+
 TEST_P(UcxTransport, WakeEndsASleepFromAnotherThread) {
   auto nodes = job(2);
   ASSERT_EQ(nodes.size(), 2u);
