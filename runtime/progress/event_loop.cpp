@@ -106,9 +106,7 @@ absl::Status event_loop::wait_rounds(absl::FunctionRef<bool()> done) {
     if (done()) break;
     ++idle;
     if (idle < policy_.spin_polls) continue;
-    if (job_status_) {
-      if (absl::Status s = job_status_(); !s.ok()) return s;
-    }
+    if (absl::Status s = job_status(); !s.ok()) return s;
     if (idle < policy_.spin_polls + policy_.yield_polls) {
       std::this_thread::yield();
       continue;

@@ -126,8 +126,12 @@ class event_loop {
   // The job's health, as a waiting node checks it while idle: for a node that only polls
   // (it waits on nobody), so that it too learns of a peer that failed, vanished or stopped.
   [[nodiscard]] absl::Status job_status() const {
+    ++job_checks_;
     return job_status_ ? job_status_() : absl::OkStatus();
   }
+  // How often the job's health was looked at through this loop (job_status(), and waits
+  // while idle). The node's thread reads it.
+  [[nodiscard]] std::uint64_t job_checks() const { return job_checks_; }
   // wait_for() on this stack, without switching fibers: what the fiber switch runs once
   // every fiber waits, with `done` telling whether one may run again.
   [[nodiscard]] absl::Status wait_rounds(absl::FunctionRef<bool()> done);
@@ -180,6 +184,7 @@ class event_loop {
   std::size_t unpolled_work_ = 0;  // see progress_now_and_then()
   fiber_switch* fibers_ = nullptr;
   std::atomic<std::uint64_t> sleeps_{0};
+  mutable std::uint64_t job_checks_ = 0;
   bool forbidden_ = false;
   absl::Status failure_;
 };
