@@ -69,7 +69,8 @@ class isotach_groups {
 
   shared_memory_manager& smm_;
   event_loop& loop_;
-  absl::node_hash_map<std::uint32_t, group_state> groups_;  // stable: see inbox()
+  // Node-based: the inboxes stay where they are (see inbox()).
+  absl::node_hash_map<std::uint32_t, group_state> groups_;
   std::vector<std::byte> scratch_;  // header + batch
 };
 

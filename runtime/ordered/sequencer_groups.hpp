@@ -55,7 +55,8 @@ class sequencer_groups final : public delivery_unit {
   event_loop& loop_;
   nicfw::multicast_service& service_;
   nicfw::tree_shape shape_;
-  absl::node_hash_map<std::uint32_t, group_state> groups_;  // stable: see inbox()
+  // Node-based: the inboxes stay where they are (see inbox()).
+  absl::node_hash_map<std::uint32_t, group_state> groups_;
   std::uint64_t consumed_unreported_ = 0;
 };
 
