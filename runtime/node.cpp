@@ -534,7 +534,7 @@ bool node::barrier_complete(channel_id channel) const {
 void node::poll() {
   bool did = false;
   detail::throw_if_error(state_->loop().progress(did));
-  if (!did) detail::throw_if_error(state_->loop().job_status());
+  if (!did) detail::throw_if_error(state_->loop().note_idle_poll());
 }
 
 void node::quiet() { detail::throw_if_error(state_->quiet()); }
