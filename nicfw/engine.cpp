@@ -238,6 +238,9 @@ absl::Status engine::poll_once(bool& did_work) {
 }
 
 absl::Status engine::take_submissions(bool& did_work) {
+  // Most rounds of a waiting node find nothing submitted: they skip the wake-up deferral
+  // and its cleanup, and the services' after_submissions(), which only follow a submission.
+  if (!channel_.nic_has_submissions()) return absl::OkStatus();
   // A backlog means the network pushes back: stop taking work, which bounds memory to what
   // the queues hold, and lets the host feel the back-pressure.
   submission& sub = scratch_submission_;

@@ -277,12 +277,20 @@ class classic_api {
 
   void poll() {
     require_running();
-    node_->poll();
-    // node::poll checks the job only when it finds nothing to do; one kept busy by the
-    // others' traffic learns here that the job failed (never blocks).
-    if (fabric_ != nullptr) {
-      if (absl::Status job = fabric_->job_status(); !job.ok()) detail::throw_status(job);
-    }
+    // One round, and one look at the job whether or not the round found work (never
+    // blocks): node::poll() looks only when it finds nothing to do, and a node kept busy by
+    // the others' traffic must learn too that the job failed. Both looks, when idle, were
+    // one too many on the path of `while (1) iso_poll();`.
+    runtime::event_loop& loop = detail::node_state::of(*node_).loop();
+    bool did_work = false;
+    detail::throw_if_error(loop.progress(did_work));
+    detail::throw_if_error(loop.job_status());
+  }
+
+  // How often this node looked at the job's health.
+  std::uint64_t job_checks() {
+    require_running();
+    return detail::node_state::of(*node_).loop().job_checks();
   }
 
   void start() {
@@ -689,6 +697,14 @@ int ready_of(const char* what, Var* var) {
 }
 
 }  // namespace
+
+absl::StatusOr<std::uint64_t> c_api_job_checks() {
+  try {
+    return api().job_checks();
+  } catch (const iso::error& e) {
+    return absl::Status(static_cast<absl::StatusCode>(e.code()), e.what());
+  }
+}
 
 absl::StatusOr<std::vector<std::uint32_t>> c_api_copyset(std::uint64_t address) {
   try {

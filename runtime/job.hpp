@@ -68,5 +68,8 @@ absl::StatusOr<process_node> join_process_node(const job_plan& plan);
 // the classic address `address`. FailedPrecondition before iso_init() and after
 // iso_deinit(); OutOfRange outside the classic memory.
 absl::StatusOr<std::vector<std::uint32_t>> c_api_copyset(std::uint64_t address);
+// The C API's node, for tests that count: how often it has looked at the job's health.
+// FailedPrecondition before iso_init() and after iso_deinit().
+absl::StatusOr<std::uint64_t> c_api_job_checks();
 
 }  // namespace iso::runtime

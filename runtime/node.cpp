@@ -537,7 +537,7 @@ void node::poll() {
   // A dropped object call this round told to go out again goes out now, not only at this
   // node's next object call, which may never come.
   detail::throw_if_error(state_->settle_dropped_objects(/*leaving=*/false));
-  if (!did) detail::throw_if_error(state_->loop().job_status());
+  if (!did) detail::throw_if_error(state_->loop().note_idle_poll());
 }
 
 void node::quiet() { detail::throw_if_error(state_->quiet()); }

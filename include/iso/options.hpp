@@ -37,6 +37,12 @@ enum class order_kind { sequencer, isotach };
 //          (isorun says so when it starts such a job), spin otherwise.
 enum class wait_mode { automatic, spin, block };
 
+// The cores this process may run on: its affinity mask (sched_getaffinity), which taskset,
+// cgroups and batch systems narrow; 1 if the mask cannot be read. What `automatic` compares
+// a job's nodes with, and what isorun counts to say that a job is oversubscribed. Never
+// blocks; thread-safe.
+[[nodiscard]] std::uint32_t usable_cores();
+
 struct options {
   // Bytes of buffer for each ordered pair of nodes; a power of two from 1 KiB to 1 GiB.
   // Bounds the largest message (a quarter of it) and how far a sender may run ahead.

@@ -16,7 +16,9 @@ struct plain_header {
 
 plain_messages::plain_messages(event_loop& loop, const options& opts, direct_tag tag)
     : loop_(loop), options_(opts), tag_(tag) {
-  loop.add_direct_unit(*this, static_cast<std::uint8_t>(tag));
+  // Nothing to do at the end of a round: a round is on the path of every message.
+  loop.add_direct_unit(*this, static_cast<std::uint8_t>(tag), /*ends_rounds=*/false);
+  loop.add_pressure_relief(*this);
 }
 
 absl::Status plain_messages::send(comm::node_id to, std::span<const std::byte> bytes) {
@@ -66,14 +68,11 @@ void plain_messages::on_delivery(const nicfw::delivery& d) {
   on_message_(d.source, d.payload.subspan(sizeof(plain_header)), d.record);
 }
 
-absl::Status plain_messages::end_round(std::uint64_t closed, bool& did_work) {
-  (void)closed;
-  nicfw::engine& nic = loop_.nic();
-  if (nic.overflow() != 0 && nic.channel().host_holds_records() && on_pressure_) {
+void plain_messages::relieve_pressure(bool& did_work) {
+  if (loop_.nic().channel().host_holds_records() && on_pressure_) {
     on_pressure_();
     did_work = true;
   }
-  return absl::OkStatus();
 }
 
 }  // namespace iso::runtime

@@ -63,7 +63,7 @@ class plain_messages final : public delivery_unit {
   void free(comm::node_id source, std::size_t bytes);
 
   void on_delivery(const nicfw::delivery& d) override;
-  [[nodiscard]] absl::Status end_round(std::uint64_t closed, bool& did_work) override;
+  void relieve_pressure(bool& did_work) override;
 
  private:
   event_loop& loop_;

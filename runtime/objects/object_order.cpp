@@ -16,6 +16,7 @@ class sequencer_order final : public object_order {
   sequencer_order(sequencer_groups& groups, std::uint32_t group, std::uint32_t nodes)
       : groups_(groups), group_(group), nodes_(nodes) {
     groups_.open(group_, everyone(nodes));
+    inbox_ = &groups_.inbox(group_);
   }
   [[nodiscard]] order_kind kind() const override { return order_kind::sequencer; }
   [[nodiscard]] std::size_t max_batch() const override { return groups_.max_batch(nodes_); }
@@ -28,12 +29,14 @@ class sequencer_order final : public object_order {
         "the objects order is the sequencer order, which is outside logical time; only the "
         "isotach order can put a write into an isochron");
   }
-  [[nodiscard]] std::deque<ordered_delivery>& inbox() override { return groups_.inbox(group_); }
+  // Looked at every round: kept, not looked up.
+  [[nodiscard]] std::deque<ordered_delivery>& inbox() override { return *inbox_; }
 
  private:
   sequencer_groups& groups_;
   std::uint32_t group_;
   std::uint32_t nodes_;
+  std::deque<ordered_delivery>* inbox_ = nullptr;
 };
 
 class isotach_order final : public object_order {
@@ -41,6 +44,7 @@ class isotach_order final : public object_order {
   isotach_order(isotach_groups& groups, std::uint32_t group, std::uint32_t nodes)
       : groups_(groups), group_(group), nodes_(nodes) {
     groups_.open(group_, everyone(nodes));
+    inbox_ = &groups_.inbox(group_);
   }
   [[nodiscard]] order_kind kind() const override { return order_kind::isotach; }
   [[nodiscard]] std::size_t max_batch() const override { return groups_.max_batch(nodes_); }
@@ -50,12 +54,14 @@ class isotach_order final : public object_order {
   [[nodiscard]] absl::Status add(std::span<const std::byte> batch) override {
     return groups_.add(group_, batch);
   }
-  [[nodiscard]] std::deque<ordered_delivery>& inbox() override { return groups_.inbox(group_); }
+  // Looked at every round: kept, not looked up.
+  [[nodiscard]] std::deque<ordered_delivery>& inbox() override { return *inbox_; }
 
  private:
   isotach_groups& groups_;
   std::uint32_t group_;
   std::uint32_t nodes_;
+  std::deque<ordered_delivery>* inbox_ = nullptr;
 };
 
 }  // namespace

@@ -21,7 +21,7 @@
 #include <span>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
+#include "absl/container/node_hash_map.h"
 #include "absl/status/status.h"
 #include "runtime/ordered/batch_framing.hpp"
 #include "runtime/progress/event_loop.hpp"
@@ -48,6 +48,8 @@ class isotach_groups {
   [[nodiscard]] absl::Status send(std::uint32_t group, std::span<const std::byte> batch);
   // The largest batch add() and send() take for a group of `members` members.
   [[nodiscard]] std::size_t max_batch(std::size_t members) const;
+  // The group's deliveries, in order. The reference stays valid as long as this unit: a
+  // reader may keep it (the objects' order does, and looks at it every round).
   [[nodiscard]] std::deque<ordered_delivery>& inbox(std::uint32_t group) {
     return groups_[group].inbox;
   }
@@ -67,7 +69,8 @@ class isotach_groups {
 
   shared_memory_manager& smm_;
   event_loop& loop_;
-  absl::flat_hash_map<std::uint32_t, group_state> groups_;
+  // Node-based: the inboxes stay where they are (see inbox()).
+  absl::node_hash_map<std::uint32_t, group_state> groups_;
   std::vector<std::byte> scratch_;  // header + batch
 };
 

@@ -16,7 +16,7 @@
 #include <span>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
+#include "absl/container/node_hash_map.h"
 #include "absl/status/status.h"
 #include "nicfw/multicast_service.hpp"
 #include "runtime/ordered/batch_framing.hpp"
@@ -37,6 +37,8 @@ class sequencer_groups final : public delivery_unit {
   [[nodiscard]] absl::Status send(std::uint32_t group, std::span<const std::byte> batch);
   // The largest batch send() takes for a group of `members` members.
   [[nodiscard]] std::size_t max_batch(std::size_t members) const;
+  // The group's deliveries, in order. The reference stays valid as long as this unit: a
+  // reader may keep it (the objects' order does, and looks at it every round).
   [[nodiscard]] std::deque<ordered_delivery>& inbox(std::uint32_t group) {
     return groups_[group].inbox;
   }
@@ -53,7 +55,8 @@ class sequencer_groups final : public delivery_unit {
   event_loop& loop_;
   nicfw::multicast_service& service_;
   nicfw::tree_shape shape_;
-  absl::flat_hash_map<std::uint32_t, group_state> groups_;
+  // Node-based: the inboxes stay where they are (see inbox()).
+  absl::node_hash_map<std::uint32_t, group_state> groups_;
   std::uint64_t consumed_unreported_ = 0;
 };
 

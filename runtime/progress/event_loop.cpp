@@ -25,10 +25,12 @@ void event_loop::add_unit(delivery_unit& unit, std::span<const nicfw::delivery_k
   if (ends_rounds) units_.push_back(&unit);
 }
 
-void event_loop::add_direct_unit(delivery_unit& unit, std::uint8_t tag) {
+void event_loop::add_direct_unit(delivery_unit& unit, std::uint8_t tag, bool ends_rounds) {
   ISO_CHECK(by_direct_tag_[tag] == nullptr) << "direct tag " << int{tag} << " is already taken";
   by_direct_tag_[tag] = &unit;
-  if (std::find(units_.begin(), units_.end(), &unit) == units_.end()) units_.push_back(&unit);
+  if (ends_rounds && std::find(units_.begin(), units_.end(), &unit) == units_.end()) {
+    units_.push_back(&unit);
+  }
 }
 
 void event_loop::on_delivery(const nicfw::delivery& d) {
@@ -71,6 +73,9 @@ absl::Status event_loop::progress(bool& did_work) {
   const std::size_t handled =
       nic_.channel().host_poll([this](const nicfw::delivery& d) { on_delivery(d); });
   did_work |= handled != 0;
+  if (nic_.overflow() != 0) {
+    for (delivery_unit* unit : relievers_) unit->relieve_pressure(did_work);
+  }
   for (delivery_unit* unit : units_) {
     if (absl::Status s = unit->end_round(closed, did_work); !s.ok()) {
       fail(s);
@@ -101,9 +106,7 @@ absl::Status event_loop::wait_rounds(absl::FunctionRef<bool()> done) {
     if (done()) break;
     ++idle;
     if (idle < policy_.spin_polls) continue;
-    if (job_status_) {
-      if (absl::Status s = job_status_(); !s.ok()) return s;
-    }
+    if (absl::Status s = job_status(); !s.ok()) return s;
     if (idle < policy_.spin_polls + policy_.yield_polls) {
       std::this_thread::yield();
       continue;

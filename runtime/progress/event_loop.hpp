@@ -44,6 +44,10 @@ class delivery_unit {
     (void)did_work;
     return absl::OkStatus();
   }
+  // In a round that finds the NIC holding deliveries back because the host queue is full,
+  // for a unit registered with add_pressure_relief(): it should give back the records it
+  // holds there (host_hold), copying what it still needs. Sets did_work when it did.
+  virtual void relieve_pressure(bool& did_work) { (void)did_work; }
 };
 
 // Where wait_for() hands a wait when the node runs several fibers on its thread: the
@@ -95,8 +99,12 @@ class event_loop {
   // programming error.
   void add_unit(delivery_unit& unit, std::span<const nicfw::delivery_kind> kinds,
                 bool ends_rounds = true);
-  // Registers `unit` for direct packets whose first byte is `tag`.
-  void add_direct_unit(delivery_unit& unit, std::uint8_t tag);
+  // Registers `unit` for direct packets whose first byte is `tag`, and for end_round() as
+  // add_unit() does.
+  void add_direct_unit(delivery_unit& unit, std::uint8_t tag, bool ends_rounds = true);
+  // Registers `unit` for relieve_pressure(). Only rounds that find the host queue full call
+  // it, so a unit that holds records needs no end_round() to watch for that.
+  void add_pressure_relief(delivery_unit& unit) { relievers_.push_back(&unit); }
 
   // One round. Errors: the node's failure (fail()), the NIC's, or FailedPrecondition while
   // progress is forbidden (inside a message handler).
@@ -118,8 +126,21 @@ class event_loop {
   // The job's health, as a waiting node checks it while idle: for a node that only polls
   // (it waits on nobody), so that it too learns of a peer that failed, vanished or stopped.
   [[nodiscard]] absl::Status job_status() const {
+    ++job_checks_;
     return job_status_ ? job_status_() : absl::OkStatus();
   }
+  // For a node that polls without waiting (node::poll), after a round that found nothing
+  // to do: every kIdlePollsPerJobCheck-th such call looks at the job's health, as a waiting
+  // node does once it has polled a while. Looking costs a clock read, more than the idle
+  // round it follows.
+  [[nodiscard]] absl::Status note_idle_poll() {
+    if (++idle_polls_ % kIdlePollsPerJobCheck != 0) return absl::OkStatus();
+    return job_status();
+  }
+  static constexpr std::uint64_t kIdlePollsPerJobCheck = 64;
+  // How often the job's health was looked at through this loop (job_status(), and waits
+  // while idle). The node's thread reads it.
+  [[nodiscard]] std::uint64_t job_checks() const { return job_checks_; }
   // wait_for() on this stack, without switching fibers: what the fiber switch runs once
   // every fiber waits, with `done` telling whether one may run again.
   [[nodiscard]] absl::Status wait_rounds(absl::FunctionRef<bool()> done);
@@ -165,12 +186,15 @@ class event_loop {
   nicfw::engine& nic_;
   waiter_policy policy_;
   std::function<absl::Status()> job_status_;
-  std::vector<delivery_unit*> units_;  // in registration order
+  std::vector<delivery_unit*> units_;      // in registration order
+  std::vector<delivery_unit*> relievers_;  // add_pressure_relief(), in registration order
   std::array<delivery_unit*, nicfw::kDeliveryKinds> by_kind_{};
   std::array<delivery_unit*, 256> by_direct_tag_{};
   std::size_t unpolled_work_ = 0;  // see progress_now_and_then()
   fiber_switch* fibers_ = nullptr;
   std::atomic<std::uint64_t> sleeps_{0};
+  mutable std::uint64_t job_checks_ = 0;
+  std::uint64_t idle_polls_ = 0;  // see note_idle_poll()
   bool forbidden_ = false;
   absl::Status failure_;
 };

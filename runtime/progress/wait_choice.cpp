@@ -2,7 +2,7 @@
 
 #include <sched.h>
 
-namespace iso::runtime {
+namespace iso {
 
 std::uint32_t usable_cores() {
   cpu_set_t set;
@@ -11,6 +11,10 @@ std::uint32_t usable_cores() {
   const int count = CPU_COUNT(&set);
   return count > 0 ? static_cast<std::uint32_t>(count) : 1;
 }
+
+}  // namespace iso
+
+namespace iso::runtime {
 
 bool job_oversubscribed(std::optional<bool> launcher_says, std::uint32_t nodes) {
   if (launcher_says) return *launcher_says;

@@ -14,12 +14,9 @@
 
 namespace iso::runtime {
 
-// The cores this process may run on (sched_getaffinity; 1 if that fails).
-std::uint32_t usable_cores();
-
 // Whether a job of `nodes` nodes on this machine has more nodes than cores: what the
 // launcher found (`launcher_says`, from ISO_OVERSUBSCRIBED) or, without one, this
-// process's own count.
+// process's own count (iso::usable_cores()).
 bool job_oversubscribed(std::optional<bool> launcher_says, std::uint32_t nodes);
 
 // The policy for `mode`; `automatic` blocks exactly when `oversubscribed`.

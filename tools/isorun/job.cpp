@@ -21,6 +21,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
+#include "iso/options.hpp"
 #include "tools/isorun/guardian.hpp"
 #include "tools/isorun/job_identity.hpp"
 #include "tools/isorun/output_tagger.hpp"
@@ -205,7 +206,7 @@ void job::launch_nodes() {
   const bool inproc = opts_.transport == transport_kind::inproc;
   const int processes = inproc ? 1 : opts_.nodes;
   const std::vector<std::string> base_environment = environment_without_job_variables();
-  const std::uint32_t cores = usable_cores();
+  const std::uint32_t cores = iso::usable_cores();
   const bool oversubscribed = static_cast<std::uint32_t>(opts_.nodes) > cores;
   if (oversubscribed) {
     (void)write_all(STDERR_FILENO,

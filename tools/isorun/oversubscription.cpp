@@ -1,18 +1,8 @@
 #include "tools/isorun/oversubscription.hpp"
 
-#include <sched.h>
-
 #include "absl/strings/str_format.h"
 
 namespace iso::isorun {
-
-std::uint32_t usable_cores() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (::sched_getaffinity(0, sizeof(set), &set) != 0) return 1;
-  const int count = CPU_COUNT(&set);
-  return count > 0 ? static_cast<std::uint32_t>(count) : 1;
-}
 
 std::string oversubscription_notice(std::uint32_t nodes, std::uint32_t cores) {
   // Not "isorun: ", which starts isorun's errors: this line is no failure.

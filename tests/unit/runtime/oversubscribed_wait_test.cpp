@@ -53,7 +53,7 @@ long preemptions_while_busy(std::chrono::milliseconds busy) {
 TEST(OversubscribedWait, OneCoreMakesTheJobOversubscribed) {
   const one_core core;
   ASSERT_TRUE(core.pinned());
-  EXPECT_EQ(iso::runtime::usable_cores(), 1u);
+  EXPECT_EQ(iso::usable_cores(), 1u);
   EXPECT_TRUE(iso::runtime::job_oversubscribed(std::nullopt, 2));
   EXPECT_FALSE(iso::runtime::job_oversubscribed(std::nullopt, 1));
   // The launcher's word wins: it counted the cores of the whole job.
