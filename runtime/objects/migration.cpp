@@ -122,6 +122,12 @@ void object_table::ship(entry& e) {
 
 void object_table::on_transfer(std::vector<std::byte> packet) {
   const std::optional<wire::transfer_header> h = wire::header_of<wire::transfer_header>(packet);
+  if (h->object >= next_ordered_id_) {
+    // Created through the order, and shipped by a node that applied that creation (and the
+    // move or switch after it) before this node did: installed once it is applied here.
+    before_creation_[h->object].transfers.push_back(std::move(packet));
+    return;
+  }
   absl::StatusOr<entry*> e = find(h->object, "migration");
   if (!e.ok()) {
     loop_.fail(e.status());

@@ -202,7 +202,9 @@ void object_table::apply_create(const ordered_delivery& d, std::uint64_t call) {
   }
   objects_[id] = *std::move(e);
   if (auto early = before_creation_.extract(id); !early.empty()) {
-    for (request& r : early.mapped()) serve(std::move(r));
+    // A copy first: a call that came before it may then run at once.
+    for (std::vector<std::byte>& t : early.mapped().transfers) on_transfer(std::move(t));
+    for (request& r : early.mapped().requests) serve(std::move(r));
   }
   if (d.sender == self_) {
     outcome out;
@@ -680,7 +682,7 @@ absl::Status object_table::give_up(std::uint64_t call) {
 
 void object_table::serve(request r) {
   if (r.object >= next_ordered_id_ && !objects_.contains(r.object)) {
-    before_creation_[r.object].push_back(std::move(r));
+    before_creation_[r.object].requests.push_back(std::move(r));
     return;
   }
   absl::StatusOr<entry*> e = find(r.object, "object request");

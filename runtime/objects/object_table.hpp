@@ -312,10 +312,16 @@ class object_table final : public delivery_unit {
   std::uint64_t next_call_ = 1;
   std::map<std::uint64_t, pending_call> pending_;
   std::deque<request> requests_;
-  // Calls for objects created through the order that this node has not applied yet: the
-  // caller saw the creation first. Served once it is applied here; not acknowledged, so a
-  // call for an id that never comes runs into the caller's deadline.
-  std::map<object_id, std::vector<request>> before_creation_;
+  // What came for an object created through the order before this node applied its
+  // creation (the sender applied it first): calls, served once it is applied here, not
+  // acknowledged, so that a call for an id that never comes runs into the caller's
+  // deadline; and copies shipped to this node (the creation's owner applied a migration or
+  // a replication after it), installed then.
+  struct before_creation {
+    std::vector<request> requests;
+    std::vector<std::vector<std::byte>> transfers;
+  };
+  std::map<object_id, before_creation> before_creation_;
   std::deque<std::vector<std::byte>> transfers_;  // arrived copies, not yet installed
   std::deque<outgoing> outbox_;
   // Dropped calls told to redo (the object became replicated): dispatched again by the next

@@ -1,6 +1,7 @@
-// Point-to-point object traffic racing the job-wide order: a call that reaches a node
-// before that node has applied the creation its sender had already applied. The node keeps
-// it until it catches up; it never answers that the object does not exist.
+// Point-to-point object traffic racing the job-wide order: a call, or a migrating copy,
+// that reaches a node before that node has applied the ordered message (a creation, a
+// migration) its sender had already applied. The node keeps it until it catches up; it
+// never answers that the object does not exist, nor fails.
 //
 // Most cases play the objects order themselves, to apply a message late on one node
 // whatever the timing: they put the message straight into each node's inbox of the order,
@@ -109,6 +110,18 @@ std::vector<std::byte> creation(object_placement placement, node_id owner, iso::
                      wire::frame(c, std::as_bytes(std::span(name))));
 }
 
+// A migration of `id` to node `to`.
+std::vector<std::byte> migration(iso::object_id id, node_id to) {
+  const auto target = static_cast<std::uint32_t>(to);
+  return wire::frame(wire::write_header{.object = id, .op = wire::kMigrateOp},
+                     std::as_bytes(std::span(&target, 1)));
+}
+
+// Automatic placement: `id` becomes replicated.
+std::vector<std::byte> replication(iso::object_id id) {
+  return wire::frame(wire::write_header{.object = id, .op = wire::kReplicateOp}, {});
+}
+
 // Node 0 applies the creation of a single copy owned by node 1 and calls it at once; node
 // 1 serves that call before it applies the creation (it was refused as an unknown object).
 TEST_P(ObjectRaces, ACallThatReachesTheOwnerBeforeTheCreationRunsOnceItIsApplied) {
@@ -168,6 +181,70 @@ TEST_P(ObjectRaces, ACallForACreationTheOwnerNeverAppliesEndsAtTheDeadline) {
   EXPECT_EQ(status, 0);
   EXPECT_EQ(code, iso::error_code::deadline_exceeded) << failure;
   EXPECT_NE(failure.find("its owner, node 1, gave no sign of life"), std::string::npos) << failure;
+}
+
+// Nodes 0 and 1 apply a creation on node 1 and its migration to node 2; node 1 ships the
+// copy, which reaches node 2 before node 2 has applied either (it failed the node, as a
+// copy of an unknown object). Node 2 installs it once it catches up, and serves calls.
+TEST_P(ObjectRaces, ACopyThatArrivesBeforeTheCreationIsInstalledOnceItIsApplied) {
+  const iso::order_kind order = std::get<0>(GetParam());
+  std::int64_t got = -1;
+  const int status = run_inproc(3, opts(), [&](iso::node& node) {
+    played_order played(node);
+    auto apply_both = [&] {
+      played.deliver(creation(object_placement::single_copy, 1, order));
+      played.deliver(migration(kFirstOrdered, 2));
+      return iso::object::attach(node, kFirstOrdered);  // both apply in one round
+    };
+    if (node.id() == 1) {
+      iso::object x = apply_both();  // ships the copy to node 2
+      send_value(node, 2, 1);        // behind the copy
+      EXPECT_EQ(receive_value<int>(node), 3);
+    } else if (node.id() == 2) {
+      EXPECT_EQ(receive_value<int>(node), 1);  // the copy arrived meanwhile
+      iso::object x = apply_both();
+      send_value(node, 0, 2);
+      EXPECT_EQ(receive_value<int>(node), 3);
+      EXPECT_EQ(x.writes_applied(), 1U);
+    } else {
+      iso::object x = apply_both();
+      EXPECT_EQ(receive_value<int>(node), 2);
+      got = x.call<std::int64_t>(int_ops::kInc, std::int64_t{1});
+      send_value(node, 1, 3);
+      send_value(node, 2, 3);
+    }
+  });
+  EXPECT_EQ(status, 0);
+  EXPECT_EQ(got, 1);
+}
+
+// The same for the replicas of an automatic object: its owner ships one to each node when
+// it becomes replicated, and node 2's arrives before node 2 has applied the creation.
+TEST_P(ObjectRaces, AReplicaThatArrivesBeforeTheCreationIsInstalledOnceItIsApplied) {
+  const iso::order_kind order = std::get<0>(GetParam());
+  std::vector<std::int64_t> seen(3, -1);
+  const int status = run_inproc(3, opts(), [&](iso::node& node) {
+    played_order played(node);
+    auto apply_both = [&] {
+      played.deliver(creation(object_placement::automatic, 1, order));
+      played.deliver(replication(kFirstOrdered));
+      return iso::object::attach(node, kFirstOrdered);
+    };
+    if (node.id() == 1) {
+      iso::object x = apply_both();  // ships the replicas
+      send_value(node, 0, 1);
+      send_value(node, 2, 1);
+      seen[1] = x.read<std::int64_t>(int_ops::kValue);
+    } else {
+      EXPECT_EQ(receive_value<int>(node), 1);  // node 2: its replica arrived meanwhile
+      iso::object x = apply_both();
+      EXPECT_EQ(x.current_placement(), object_placement::replicated);
+      seen[node.id()] = x.read<std::int64_t>(int_ops::kValue);
+    }
+    node.barrier();
+  });
+  EXPECT_EQ(status, 0);
+  EXPECT_EQ(seen, (std::vector<std::int64_t>{0, 0, 0}));
 }
 
 // Node 0 creates many single copies owned by node 1 through the order, and at once calls
