@@ -4,7 +4,9 @@
 // the owner it knows; a node that receives a copy it no longer owns ships it on. Requests
 // that reach a node which is not the owner get a `moved` answer and follow the copy; a
 // request that knows of more moves than the node it reaches waits there until that node
-// has applied them, and one for a copy still on its way waits for it.
+// has applied them, and one for a copy still on its way waits for it. For an object created
+// through the order, a request or a copy that reaches a node before it has applied the
+// creation waits for that too (object_table::before_creation_).
 #include <cstring>
 #include <utility>
 
