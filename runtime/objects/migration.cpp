@@ -78,11 +78,7 @@ void object_table::apply_migrate(const ordered_delivery& d, object_id id, std::u
   reset_uses(object);
   // The holder ships; a copy that arrived early may be installed now.
   if (object.state && to != self_) ship(object);
-  if (!object.early_transfer.empty()) {
-    std::vector<std::byte> early = std::move(object.early_transfer);
-    object.early_transfer.clear();
-    on_transfer(std::move(early));
-  }
+  install_early(object);
   retry_deferred(object);
   if (d.sender == self_) complete(call, {});
 }
@@ -137,7 +133,7 @@ void object_table::on_transfer(std::vector<std::byte> packet) {
   }
   entry& object = **e;
   if (h->epoch > object.moves) {
-    object.early_transfer = std::move(packet);  // apply_migrate installs it
+    object.early_transfers[h->epoch] = std::move(packet);  // installed at that move
     return;
   }
   if (h->replica != 0) {
@@ -160,6 +156,13 @@ void object_table::on_transfer(std::vector<std::byte> packet) {
     walk_queue(object);
   }
   retry_deferred(object);
+}
+
+void object_table::install_early(entry& e) {
+  while (!e.early_transfers.empty() && e.early_transfers.begin()->first <= e.moves) {
+    auto early = e.early_transfers.extract(e.early_transfers.begin());
+    on_transfer(std::move(early.mapped()));
+  }
 }
 
 void object_table::install(entry& e, std::span<const std::byte> packet) {

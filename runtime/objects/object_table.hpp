@@ -166,7 +166,10 @@ class object_table final : public delivery_unit {
     // Here: an offer of the copy came with the reply to a dropped call; the next call takes it.
     bool offer_untaken = false;
     std::vector<request> deferred;
-    std::vector<std::byte> early_transfer;
+    // Copies that arrived before the moves that sent them were applied, by the move each
+    // was sent at: a lagging node may hold more than one (a replica, then the copy of a
+    // later migration to it).
+    std::map<std::uint64_t, std::vector<std::byte>> early_transfers;
     // Automatic switching between a single copy and replicas (replication_switch.cpp).
     // Reads and writes since the last decision: counted by the owner of a single copy, and
     // by every replica from the order (writes by sender; reads as nodes report them).
@@ -225,6 +228,8 @@ class object_table final : public delivery_unit {
   void ship(entry& e);
   void install(entry& e, std::span<const std::byte> packet);
   void on_transfer(std::vector<std::byte> packet);
+  // Installs, in order, the early copies whose moves this node has now applied.
+  void install_early(entry& e);
   void on_moved(std::span<const std::byte> bytes);
   void send_request(const request& r, comm::node_id to);
   // Tells the caller of `r` that this node keeps its call (it waits here).

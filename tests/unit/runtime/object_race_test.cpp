@@ -1,7 +1,7 @@
 // Point-to-point object traffic racing the job-wide order: a call, or a migrating copy,
 // that reaches a node before that node has applied the ordered message (a creation, a
-// migration) its sender had already applied. The node keeps it until it catches up; it
-// never answers that the object does not exist, nor fails.
+// migration, a switch to replicas) its sender had already applied. The node keeps it until
+// it catches up; it never answers that the object does not exist, fails, or loses a copy.
 //
 // Most cases play the objects order themselves, to apply a message late on one node
 // whatever the timing: they put the message straight into each node's inbox of the order,
@@ -13,6 +13,7 @@
 #include <cstring>
 #include <deque>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -245,6 +246,74 @@ TEST_P(ObjectRaces, AReplicaThatArrivesBeforeTheCreationIsInstalledOnceItIsAppli
   });
   EXPECT_EQ(status, 0);
   EXPECT_EQ(seen, (std::vector<std::int64_t>{0, 0, 0}));
+}
+
+// A write of Int's inc(by) through the order (from its sender).
+std::vector<std::byte> increment(iso::object_id id, std::int64_t by) {
+  return wire::frame(wire::write_header{.object = id, .op = int_ops::kInc},
+                     std::as_bytes(std::span(&by, 1)));
+}
+
+// The number of ordered writes after which automatic placement decides again.
+constexpr int kSwitchWindow = 64;
+
+// Node 2 lags behind the order while an automatic object becomes replicated (node 1 ships
+// it a replica), a single copy on node 0 again (writes dominate), then moves to node 2
+// (node 0 ships it the copy): both copies are there before node 2 applies any of it, and
+// it installs each at its move (the second took the place of the first, and node 2 never
+// got the copy it owns).
+TEST_P(ObjectRaces, TwoCopiesThatArriveBeforeTheirMovesAreInstalledEachAtItsMove) {
+  const iso::order_kind order = std::get<0>(GetParam());
+  std::vector<std::int64_t> seen(3, -1);
+  const int status = run_inproc(3, opts(), [&](iso::node& node) {
+    played_order played(node);
+    iso::runtime::object_table& table = iso::detail::node_state::of(node).objects();
+    auto apply_all = [&] {
+      played.deliver(creation(object_placement::automatic, 1, order));
+      played.deliver(replication(kFirstOrdered));
+      for (int i = 0; i < kSwitchWindow; ++i) played.deliver(increment(kFirstOrdered, 1));
+      played.deliver(migration(kFirstOrdered, 2));
+      return iso::object::attach(node, kFirstOrdered);
+    };
+    // Rounds until this node has applied every move (node 0 and 2 wait for a copy first)
+    // and node 2 holds the copy; after 30 s (it takes milliseconds) the node fails, ending
+    // the job, so that the four cases fail within the test's timeout.
+    auto until_owned_by_2 = [&](iso::object& x) {
+      const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+      while (x.current_placement() != object_placement::single_copy ||
+             *table.owner_of(kFirstOrdered) != 2 ||
+             (node.id() == 2 && !table.state_bytes(kFirstOrdered).ok())) {
+        if (std::chrono::steady_clock::now() > give_up) {
+          throw std::runtime_error("the object never became node 2's single copy");
+        }
+        (void)node.try_receive();
+      }
+    };
+    if (node.id() == 1) {
+      iso::object x = apply_all();  // ships the replicas
+      send_value(node, 2, 1);       // behind node 2's replica
+      EXPECT_EQ(receive_value<int>(node), 4);
+    } else if (node.id() == 0) {
+      iso::object x = apply_all();
+      until_owned_by_2(x);     // its replica came; it was the copy, and it shipped it on
+      send_value(node, 2, 1);  // behind the copy
+      EXPECT_EQ(receive_value<int>(node), 3);
+      seen[0] = x.read<std::int64_t>(int_ops::kValue);  // from node 2
+      send_value(node, 1, 4);
+      send_value(node, 2, 4);
+    } else {
+      EXPECT_EQ(receive_value<int>(node), 1);
+      EXPECT_EQ(receive_value<int>(node), 1);  // both copies arrived meanwhile
+      iso::object x = apply_all();
+      until_owned_by_2(x);
+      seen[2] = x.read<std::int64_t>(int_ops::kValue);  // its own copy
+      send_value(node, 0, 3);
+      EXPECT_EQ(receive_value<int>(node), 4);
+    }
+  });
+  EXPECT_EQ(status, 0);
+  EXPECT_EQ(seen[0], kSwitchWindow);
+  EXPECT_EQ(seen[2], kSwitchWindow);
 }
 
 // Node 0 creates many single copies owned by node 1 through the order, and at once calls
