@@ -4,7 +4,9 @@
 // the owner it knows; a node that receives a copy it no longer owns ships it on. Requests
 // that reach a node which is not the owner get a `moved` answer and follow the copy; a
 // request that knows of more moves than the node it reaches waits there until that node
-// has applied them, and one for a copy still on its way waits for it.
+// has applied them, and one for a copy still on its way waits for it. For an object created
+// through the order, a request or a copy that reaches a node before it has applied the
+// creation waits for that too (object_table::before_creation_).
 #include <cstring>
 #include <utility>
 
@@ -76,11 +78,7 @@ void object_table::apply_migrate(const ordered_delivery& d, object_id id, std::u
   reset_uses(object);
   // The holder ships; a copy that arrived early may be installed now.
   if (object.state && to != self_) ship(object);
-  if (!object.early_transfer.empty()) {
-    std::vector<std::byte> early = std::move(object.early_transfer);
-    object.early_transfer.clear();
-    on_transfer(std::move(early));
-  }
+  install_early(object);
   retry_deferred(object);
   if (d.sender == self_) complete(call, {});
 }
@@ -122,6 +120,12 @@ void object_table::ship(entry& e) {
 
 void object_table::on_transfer(std::vector<std::byte> packet) {
   const std::optional<wire::transfer_header> h = wire::header_of<wire::transfer_header>(packet);
+  if (h->object >= next_ordered_id_) {
+    // Created through the order, and shipped by a node that applied that creation (and the
+    // move or switch after it) before this node did: installed once it is applied here.
+    before_creation_[h->object].transfers.push_back(std::move(packet));
+    return;
+  }
   absl::StatusOr<entry*> e = find(h->object, "migration");
   if (!e.ok()) {
     loop_.fail(e.status());
@@ -129,7 +133,7 @@ void object_table::on_transfer(std::vector<std::byte> packet) {
   }
   entry& object = **e;
   if (h->epoch > object.moves) {
-    object.early_transfer = std::move(packet);  // apply_migrate installs it
+    object.early_transfers[h->epoch] = std::move(packet);  // installed at that move
     return;
   }
   if (h->replica != 0) {
@@ -152,6 +156,13 @@ void object_table::on_transfer(std::vector<std::byte> packet) {
     walk_queue(object);
   }
   retry_deferred(object);
+}
+
+void object_table::install_early(entry& e) {
+  while (!e.early_transfers.empty() && e.early_transfers.begin()->first <= e.moves) {
+    auto early = e.early_transfers.extract(e.early_transfers.begin());
+    on_transfer(std::move(early.mapped()));
+  }
 }
 
 void object_table::install(entry& e, std::span<const std::byte> packet) {

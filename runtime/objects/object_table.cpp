@@ -122,20 +122,6 @@ absl::StatusOr<std::uint64_t> object_table::register_type(
   return d.value();
 }
 
-namespace {
-
-// The body of an ordered creation: placement, owner, the type's name, the initial bytes.
-struct create_header {
-  std::uint8_t placement = 0;
-  std::uint8_t order = 0;              // the creator's objects order (order_kind)
-  std::uint8_t starts_replicated = 0;  // automatic: the hint said reads dominate
-  std::uint8_t reserved = 0;
-  std::uint32_t owner = 0;
-  std::uint32_t name_length = 0;
-};
-
-}  // namespace
-
 absl::StatusOr<object_id> object_table::create_ordered(
     const std::shared_ptr<const object_type::impl>& type, const object_options& opts) {
   auto known = types_.find(type->name);
@@ -150,7 +136,7 @@ absl::StatusOr<object_id> object_table::create_ordered(
   here.placement = object_placement::replicated;  // builds the state, to check the bytes
   if (absl::Status s = make_entry(next_ordered_id_, type, opts).status(); !s.ok()) return s;
   if (absl::Status s = make_entry(next_ordered_id_, type, here).status(); !s.ok()) return s;
-  const create_header c{
+  const wire::create_header c{
       .placement = static_cast<std::uint8_t>(opts.placement),
       .order = static_cast<std::uint8_t>(order_->kind()),
       .starts_replicated = static_cast<std::uint8_t>(
@@ -174,14 +160,15 @@ absl::StatusOr<object_id> object_table::create_ordered(
 
 void object_table::apply_create(const ordered_delivery& d, std::uint64_t call) {
   const std::span<const std::byte> body = std::span(d.bytes).subspan(sizeof(wire::write_header));
-  const std::optional<create_header> c = wire::header_of<create_header>(body);
-  if (!c || body.size() - sizeof(create_header) < c->name_length) {
+  const std::optional<wire::create_header> c = wire::header_of<wire::create_header>(body);
+  if (!c || body.size() - sizeof(wire::create_header) < c->name_length) {
     loop_.fail(absl::InvalidArgumentError(
         absl::StrFormat("ordered object creation of %u bytes from node %u is malformed",
                         d.bytes.size(), d.sender)));
     return;
   }
-  const std::span<const std::byte> name_bytes = body.subspan(sizeof(create_header), c->name_length);
+  const std::span<const std::byte> name_bytes =
+      body.subspan(sizeof(wire::create_header), c->name_length);
   const std::string name(reinterpret_cast<const char*>(name_bytes.data()), name_bytes.size());
   const object_id id = next_ordered_id_++;
   auto type = types_.find(name);
@@ -199,7 +186,8 @@ void object_table::apply_create(const ordered_delivery& d, std::uint64_t call) {
         order_name(order_->kind()))));
     return;
   }
-  const std::span<const std::byte> initial = body.subspan(sizeof(create_header) + c->name_length);
+  const std::span<const std::byte> initial =
+      body.subspan(sizeof(wire::create_header) + c->name_length);
   absl::StatusOr<std::unique_ptr<entry>> e = make_entry(
       id, type->second,
       {.placement = static_cast<object_placement>(c->placement),
@@ -214,7 +202,9 @@ void object_table::apply_create(const ordered_delivery& d, std::uint64_t call) {
   }
   objects_[id] = *std::move(e);
   if (auto early = before_creation_.extract(id); !early.empty()) {
-    for (request& r : early.mapped()) serve(std::move(r));
+    // A copy first: a call that came before it may then run at once.
+    for (std::vector<std::byte>& t : early.mapped().transfers) on_transfer(std::move(t));
+    for (request& r : early.mapped().requests) serve(std::move(r));
   }
   if (d.sender == self_) {
     outcome out;
@@ -688,7 +678,7 @@ absl::Status object_table::give_up(std::uint64_t call) {
 
 void object_table::serve(request r) {
   if (r.object >= next_ordered_id_ && !objects_.contains(r.object)) {
-    before_creation_[r.object].push_back(std::move(r));
+    before_creation_[r.object].requests.push_back(std::move(r));
     return;
   }
   absl::StatusOr<entry*> e = find(r.object, "object request");

@@ -177,7 +177,10 @@ class object_table final : public delivery_unit {
     // Here: an offer of the copy came with the reply to a dropped call; the next call takes it.
     bool offer_untaken = false;
     std::vector<request> deferred;
-    std::vector<std::byte> early_transfer;
+    // Copies that arrived before the moves that sent them were applied, by the move each
+    // was sent at: a lagging node may hold more than one (a replica, then the copy of a
+    // later migration to it).
+    std::map<std::uint64_t, std::vector<std::byte>> early_transfers;
     // Automatic switching between a single copy and replicas (replication_switch.cpp).
     // Reads and writes since the last decision: counted by the owner of a single copy, and
     // by every replica from the order (writes by sender; reads as nodes report them).
@@ -236,6 +239,8 @@ class object_table final : public delivery_unit {
   void ship(entry& e);
   void install(entry& e, std::span<const std::byte> packet);
   void on_transfer(std::vector<std::byte> packet);
+  // Installs, in order, the early copies whose moves this node has now applied.
+  void install_early(entry& e);
   void on_moved(std::span<const std::byte> bytes);
   void send_request(const request& r, comm::node_id to);
   // Tells the caller of `r` that this node keeps its call (it waits here).
@@ -328,10 +333,16 @@ class object_table final : public delivery_unit {
   std::uint64_t next_call_ = 1;
   std::map<std::uint64_t, pending_call> pending_;
   std::deque<request> requests_;
-  // Calls for objects created through the order that this node has not applied yet: the
-  // caller saw the creation first. Served once it is applied here; not acknowledged, so a
-  // call for an id that never comes runs into the caller's deadline.
-  std::map<object_id, std::vector<request>> before_creation_;
+  // What came for an object created through the order before this node applied its
+  // creation (the sender applied it first): calls, served once it is applied here, not
+  // acknowledged, so that a call for an id that never comes runs into the caller's
+  // deadline; and copies shipped to this node (the creation's owner applied a migration or
+  // a replication after it), installed then.
+  struct before_creation {
+    std::vector<request> requests;
+    std::vector<std::vector<std::byte>> transfers;
+  };
+  std::map<object_id, before_creation> before_creation_;
   std::deque<std::vector<std::byte>> transfers_;  // arrived copies, not yet installed
   std::deque<outgoing> outbox_;
   // Dropped calls told to redo (the object became replicated): dispatched again by the next

@@ -82,6 +82,17 @@ struct write_header {
   std::uint64_t call = 0;
 };
 
+// The body of a creation by one node (after its write_header, op kCreateOp): this header,
+// the type's name, then the initial state's bytes.
+struct create_header {
+  std::uint8_t placement = 0;          // iso::object_placement
+  std::uint8_t order = 0;              // the creator's objects order (order_kind)
+  std::uint8_t starts_replicated = 0;  // automatic: the hint said reads dominate
+  std::uint8_t reserved = 0;
+  std::uint32_t owner = 0;
+  std::uint32_t name_length = 0;
+};
+
 // Operation ids of the order's messages that are not operations.
 inline constexpr std::uint32_t kCreateOp = 0xffffffffu;
 inline constexpr std::uint32_t kMigrateOp = 0xfffffffeu;
@@ -97,6 +108,7 @@ inline constexpr std::uint32_t kReplicatedOwner = 0xffffffffu;
 static_assert(std::is_trivially_copyable_v<request_header>);
 static_assert(std::is_trivially_copyable_v<reply_header>);
 static_assert(std::is_trivially_copyable_v<write_header>);
+static_assert(std::is_trivially_copyable_v<create_header>);
 static_assert(std::is_trivially_copyable_v<transfer_header>);
 static_assert(std::is_trivially_copyable_v<transfer_call>);
 

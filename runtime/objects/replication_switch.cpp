@@ -101,10 +101,8 @@ void object_table::apply_replicate(const ordered_delivery& d, object_id id, std:
       } else {
         e.replicate_on_arrival = true;  // its copy is still on its way here
       }
-    } else if (!e.early_transfer.empty()) {
-      std::vector<std::byte> early = std::move(e.early_transfer);
-      e.early_transfer.clear();
-      on_transfer(std::move(early));
+    } else {
+      install_early(e);
     }
   }
   if (d.sender == self_) complete(call, {});

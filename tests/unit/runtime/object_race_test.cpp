@@ -1,0 +1,382 @@
+// Point-to-point object traffic racing the job-wide order: a call, or a migrating copy,
+// that reaches a node before that node has applied the ordered message (a creation, a
+// migration, a switch to replicas) its sender had already applied. The node keeps it until
+// it catches up; it never answers that the object does not exist, fails, or loses a copy.
+//
+// Most cases play the objects order themselves, to apply a message late on one node
+// whatever the timing: they put the message straight into each node's inbox of the order,
+// when they choose (as the order would deliver it), and nothing goes through the real one.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "iso/iso.hpp"
+#include "iso/object.hpp"
+#include "runtime/node_state.hpp"
+#include "runtime/objects/object_table.hpp"
+#include "runtime/objects/object_wire.hpp"
+#include "tests/support/inproc_job.hpp"
+#include "tests/support/object_test_params.hpp"
+#include "tests/support/object_types.hpp"
+
+namespace {
+
+using iso::node_id;
+using iso::object_placement;
+using iso::test::run_inproc;
+namespace int_ops = iso::test::int_ops;
+
+// Both objects orders, both NIC modes: the window between two nodes applying the same
+// ordered message differs in each.
+using order_and_nic = std::tuple<iso::order_kind, iso::nic_mode>;
+class ObjectRaces : public testing::TestWithParam<order_and_nic> {
+ protected:
+  [[nodiscard]] iso::options opts() const {
+    iso::options o = iso::test::object_job_options(std::get<0>(GetParam()));
+    o.nic = std::get<1>(GetParam());
+    return o;
+  }
+};
+
+INSTANTIATE_TEST_SUITE_P(OrdersAndNics, ObjectRaces,
+                         testing::Combine(iso::test::both_object_orders(),
+                                          testing::Values(iso::nic_mode::thread,
+                                                          iso::nic_mode::inline_poll)),
+                         [](const testing::TestParamInfo<order_and_nic>& p) {
+                           return iso::test::order_name(std::get<0>(p.param)) + "_" +
+                                  (std::get<1>(p.param) == iso::nic_mode::thread ? "thread"
+                                                                                 : "inline");
+                         });
+
+template <typename T>
+void send_value(iso::node& node, node_id to, const T& v) {
+  node.send(to, std::as_bytes(std::span(&v, 1)));
+}
+
+template <typename T>
+T receive_value(iso::node& node) {
+  const iso::message m = node.receive();
+  T v{};
+  EXPECT_EQ(m.bytes().size(), sizeof(T));
+  std::memcpy(&v, m.bytes().data(), sizeof(T));
+  return v;
+}
+
+namespace wire = iso::runtime::objects_wire;
+using iso::runtime::ordered_delivery;
+
+// The objects order as a test plays it on one node: the inbox the node's object table
+// applies from. Every node must make one (at the same point, before its first object), as
+// its group id is the next one after the id this takes.
+class played_order {
+ public:
+  explicit played_order(iso::node& node)
+      : node_(node), group_(iso::detail::node_state::of(node).next_group_id() + 1) {
+    iso::register_object_type(node, iso::test::make_int_type());  // builds the table
+  }
+
+  // Delivers `message` from `sender` here; applied by the node's next round.
+  void deliver(std::vector<std::byte> message, node_id sender = 0) {
+    iso::detail::node_state& state = iso::detail::node_state::of(node_);
+    std::deque<ordered_delivery>& inbox = state.objects().order() == iso::order_kind::isotach
+                                              ? state.isotach_ordered().inbox(group_)
+                                              : state.sequenced().inbox(group_);
+    inbox.push_back({.sender = sender, .bytes = std::move(message)});
+  }
+
+ private:
+  iso::node& node_;
+  std::uint32_t group_;
+};
+
+// The first object created through the order.
+constexpr iso::object_id kFirstOrdered = iso::runtime::object_table::kOrderedIds;
+
+// A creation through the order of an Int object (value 0).
+std::vector<std::byte> creation(object_placement placement, node_id owner, iso::order_kind order) {
+  const std::string name = "Int";
+  const wire::create_header c{.placement = static_cast<std::uint8_t>(placement),
+                              .order = static_cast<std::uint8_t>(order),
+                              .owner = owner,
+                              .name_length = static_cast<std::uint32_t>(name.size())};
+  return wire::frame(wire::write_header{.object = 0, .op = wire::kCreateOp},
+                     wire::frame(c, std::as_bytes(std::span(name))));
+}
+
+// A migration of `id` to node `to`.
+std::vector<std::byte> migration(iso::object_id id, node_id to) {
+  const auto target = static_cast<std::uint32_t>(to);
+  return wire::frame(wire::write_header{.object = id, .op = wire::kMigrateOp},
+                     std::as_bytes(std::span(&target, 1)));
+}
+
+// Automatic placement: `id` becomes replicated.
+std::vector<std::byte> replication(iso::object_id id) {
+  return wire::frame(wire::write_header{.object = id, .op = wire::kReplicateOp}, {});
+}
+
+// Node 0 applies the creation of a single copy owned by node 1 and calls it at once; node
+// 1 serves that call before it applies the creation (it was refused as an unknown object).
+TEST_P(ObjectRaces, ACallThatReachesTheOwnerBeforeTheCreationRunsOnceItIsApplied) {
+  const iso::order_kind order = std::get<0>(GetParam());
+  std::int64_t got = -1;
+  std::string failure;
+  const int status = run_inproc(2, opts(), [&](iso::node& node) {
+    played_order played(node);
+    if (node.id() == 0) {
+      played.deliver(creation(object_placement::single_copy, 1, order));
+      iso::object x = iso::object::attach(node, kFirstOrdered);
+      auto call = x.start<std::int64_t>(int_ops::kInc, std::int64_t{1});  // sent at once
+      send_value(node, 1, 1);  // behind the call: node 1 serves it while receiving this
+      try {
+        got = call.get();
+      } catch (const iso::error& e) {
+        failure = e.what();
+      }
+      send_value(node, 1, 2);
+    } else {
+      EXPECT_EQ(receive_value<int>(node), 1);
+      played.deliver(creation(object_placement::single_copy, 1, order));
+      iso::object x = iso::object::attach(node, kFirstOrdered);
+      EXPECT_EQ(receive_value<int>(node), 2);
+      EXPECT_EQ(x.writes_applied(), 1U);
+    }
+  });
+  EXPECT_EQ(status, 0);
+  EXPECT_EQ(failure, "");
+  EXPECT_EQ(got, 1);
+}
+
+// The owner never applies the creation (its order is stuck): the call ends at the
+// caller's deadline, naming the owner, instead of waiting for ever.
+TEST_P(ObjectRaces, ACallForACreationTheOwnerNeverAppliesEndsAtTheDeadline) {
+  const iso::order_kind order = std::get<0>(GetParam());
+  iso::options o = opts();
+  o.object_call_timeout = std::chrono::milliseconds(300);
+  std::string failure = "the call returned";
+  iso::error_code code = iso::error_code::unknown;
+  const int status = run_inproc(2, o, [&](iso::node& node) {
+    played_order played(node);
+    if (node.id() == 0) {
+      played.deliver(creation(object_placement::single_copy, 1, order));
+      iso::object x = iso::object::attach(node, kFirstOrdered);
+      try {
+        (void)x.call<std::int64_t>(int_ops::kInc, std::int64_t{1});
+      } catch (const iso::error& e) {
+        code = e.code();
+        failure = e.what();
+      }
+      send_value(node, 1, 1);
+    } else {
+      EXPECT_EQ(receive_value<int>(node), 1);  // serves (and keeps) the call meanwhile
+    }
+  });
+  EXPECT_EQ(status, 0);
+  EXPECT_EQ(code, iso::error_code::deadline_exceeded) << failure;
+  EXPECT_NE(failure.find("its owner, node 1, gave no sign of life"), std::string::npos) << failure;
+}
+
+// Nodes 0 and 1 apply a creation on node 1 and its migration to node 2; node 1 ships the
+// copy, which reaches node 2 before node 2 has applied either (it failed the node, as a
+// copy of an unknown object). Node 2 installs it once it catches up, and serves calls.
+TEST_P(ObjectRaces, ACopyThatArrivesBeforeTheCreationIsInstalledOnceItIsApplied) {
+  const iso::order_kind order = std::get<0>(GetParam());
+  std::int64_t got = -1;
+  const int status = run_inproc(3, opts(), [&](iso::node& node) {
+    played_order played(node);
+    auto apply_both = [&] {
+      played.deliver(creation(object_placement::single_copy, 1, order));
+      played.deliver(migration(kFirstOrdered, 2));
+      return iso::object::attach(node, kFirstOrdered);  // both apply in one round
+    };
+    if (node.id() == 1) {
+      iso::object x = apply_both();  // ships the copy to node 2
+      send_value(node, 2, 1);        // behind the copy
+      EXPECT_EQ(receive_value<int>(node), 3);
+    } else if (node.id() == 2) {
+      EXPECT_EQ(receive_value<int>(node), 1);  // the copy arrived meanwhile
+      iso::object x = apply_both();
+      send_value(node, 0, 2);
+      EXPECT_EQ(receive_value<int>(node), 3);
+      EXPECT_EQ(x.writes_applied(), 1U);
+    } else {
+      iso::object x = apply_both();
+      EXPECT_EQ(receive_value<int>(node), 2);
+      got = x.call<std::int64_t>(int_ops::kInc, std::int64_t{1});
+      send_value(node, 1, 3);
+      send_value(node, 2, 3);
+    }
+  });
+  EXPECT_EQ(status, 0);
+  EXPECT_EQ(got, 1);
+}
+
+// The same for the replicas of an automatic object: its owner ships one to each node when
+// it becomes replicated, and node 2's arrives before node 2 has applied the creation.
+TEST_P(ObjectRaces, AReplicaThatArrivesBeforeTheCreationIsInstalledOnceItIsApplied) {
+  const iso::order_kind order = std::get<0>(GetParam());
+  std::vector<std::int64_t> seen(3, -1);
+  const int status = run_inproc(3, opts(), [&](iso::node& node) {
+    played_order played(node);
+    auto apply_both = [&] {
+      played.deliver(creation(object_placement::automatic, 1, order));
+      played.deliver(replication(kFirstOrdered));
+      return iso::object::attach(node, kFirstOrdered);
+    };
+    if (node.id() == 1) {
+      iso::object x = apply_both();  // ships the replicas
+      send_value(node, 0, 1);
+      send_value(node, 2, 1);
+      seen[1] = x.read<std::int64_t>(int_ops::kValue);
+    } else {
+      EXPECT_EQ(receive_value<int>(node), 1);  // node 2: its replica arrived meanwhile
+      iso::object x = apply_both();
+      EXPECT_EQ(x.current_placement(), object_placement::replicated);
+      seen[node.id()] = x.read<std::int64_t>(int_ops::kValue);
+    }
+    node.barrier();
+  });
+  EXPECT_EQ(status, 0);
+  EXPECT_EQ(seen, (std::vector<std::int64_t>{0, 0, 0}));
+}
+
+// A write of Int's inc(by) through the order (from its sender).
+std::vector<std::byte> increment(iso::object_id id, std::int64_t by) {
+  return wire::frame(wire::write_header{.object = id, .op = int_ops::kInc},
+                     std::as_bytes(std::span(&by, 1)));
+}
+
+// The number of ordered writes after which automatic placement decides again.
+constexpr int kSwitchWindow = 64;
+
+// Node 2 lags behind the order while an automatic object becomes replicated (node 1 ships
+// it a replica), a single copy on node 0 again (writes dominate), then moves to node 2
+// (node 0 ships it the copy): both copies are there before node 2 applies any of it, and
+// it installs each at its move (the second took the place of the first, and node 2 never
+// got the copy it owns).
+TEST_P(ObjectRaces, TwoCopiesThatArriveBeforeTheirMovesAreInstalledEachAtItsMove) {
+  const iso::order_kind order = std::get<0>(GetParam());
+  std::vector<std::int64_t> seen(3, -1);
+  const int status = run_inproc(3, opts(), [&](iso::node& node) {
+    played_order played(node);
+    iso::runtime::object_table& table = iso::detail::node_state::of(node).objects();
+    auto apply_all = [&] {
+      played.deliver(creation(object_placement::automatic, 1, order));
+      played.deliver(replication(kFirstOrdered));
+      for (int i = 0; i < kSwitchWindow; ++i) played.deliver(increment(kFirstOrdered, 1));
+      played.deliver(migration(kFirstOrdered, 2));
+      return iso::object::attach(node, kFirstOrdered);
+    };
+    // Rounds until this node has applied every move (node 0 and 2 wait for a copy first)
+    // and node 2 holds the copy; after 30 s (it takes milliseconds) the node fails, ending
+    // the job, so that the four cases fail within the test's timeout.
+    auto until_owned_by_2 = [&](iso::object& x) {
+      const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+      while (x.current_placement() != object_placement::single_copy ||
+             *table.owner_of(kFirstOrdered) != 2 ||
+             (node.id() == 2 && !table.state_bytes(kFirstOrdered).ok())) {
+        if (std::chrono::steady_clock::now() > give_up) {
+          throw std::runtime_error("the object never became node 2's single copy");
+        }
+        (void)node.try_receive();
+      }
+    };
+    if (node.id() == 1) {
+      iso::object x = apply_all();  // ships the replicas
+      send_value(node, 2, 1);       // behind node 2's replica
+      EXPECT_EQ(receive_value<int>(node), 4);
+    } else if (node.id() == 0) {
+      iso::object x = apply_all();
+      until_owned_by_2(x);     // its replica came; it was the copy, and it shipped it on
+      send_value(node, 2, 1);  // behind the copy
+      EXPECT_EQ(receive_value<int>(node), 3);
+      seen[0] = x.read<std::int64_t>(int_ops::kValue);  // from node 2
+      send_value(node, 1, 4);
+      send_value(node, 2, 4);
+    } else {
+      EXPECT_EQ(receive_value<int>(node), 1);
+      EXPECT_EQ(receive_value<int>(node), 1);  // both copies arrived meanwhile
+      iso::object x = apply_all();
+      until_owned_by_2(x);
+      seen[2] = x.read<std::int64_t>(int_ops::kValue);  // its own copy
+      send_value(node, 0, 3);
+      EXPECT_EQ(receive_value<int>(node), 4);
+    }
+  });
+  EXPECT_EQ(status, 0);
+  EXPECT_EQ(seen[0], kSwitchWindow);
+  EXPECT_EQ(seen[2], kSwitchWindow);
+}
+
+// Node 0 creates many single copies owned by node 1 through the order, and at once calls
+// each one and hands it to node 2, which attaches and calls it at once too. Both calls of
+// each object race its creation to node 1: each must run there, once.
+TEST_P(ObjectRaces, CallsThatReachTheOwnerBeforeTheCreationRunOnceItIsApplied) {
+  constexpr int kNodes = 3;
+  constexpr int kObjects = 100;
+  const iso::object_type int_type = iso::test::make_int_type();
+  std::mutex mu;
+  std::vector<std::string> failures;
+  const int status = run_inproc(kNodes, opts(), [&](iso::node& node) {
+    iso::register_object_type(node, int_type);
+    iso::object first(node, int_type, {.placement = object_placement::replicated});
+    auto note = [&](const std::string& what) {
+      const std::lock_guard lock(mu);
+      failures.push_back(what);
+    };
+    if (node.id() == 0) {
+      std::vector<iso::object> made;
+      std::vector<iso::pending<std::int64_t>> calls;
+      for (int i = 0; i < kObjects; ++i) {
+        made.push_back(iso::object::create(
+            node, int_type, {.placement = object_placement::single_copy, .owner = 1}));
+        calls.push_back(made.back().start<std::int64_t>(int_ops::kInc, std::int64_t{1}));
+        send_value(node, 2, made.back().id());
+      }
+      for (int i = 0; i < kObjects; ++i) {
+        try {
+          const std::int64_t v = calls[i].get();
+          if (v != 1 && v != 2)
+            note("object " + std::to_string(i) + ": inc gave " + std::to_string(v));
+        } catch (const iso::error& e) {
+          note("node 0, object " + std::to_string(i) + ": " + e.what());
+        }
+      }
+      (void)receive_value<int>(node);  // node 2's calls are done
+      for (int i = 0; i < kObjects; ++i) {
+        EXPECT_EQ(made[i].read<std::int64_t>(int_ops::kValue), 2) << "object " << i;
+      }
+      send_value(node, 1, 1);
+    } else if (node.id() == 2) {
+      std::vector<iso::pending<std::int64_t>> calls;
+      std::vector<iso::object> given;
+      for (int i = 0; i < kObjects; ++i) {
+        given.push_back(iso::object::attach(node, receive_value<iso::object_id>(node)));
+        calls.push_back(given.back().start<std::int64_t>(int_ops::kInc, std::int64_t{1}));
+      }
+      for (int i = 0; i < kObjects; ++i) {
+        try {
+          (void)calls[i].get();
+        } catch (const iso::error& e) {
+          note("node 2, object " + std::to_string(i) + ": " + e.what());
+        }
+      }
+      send_value(node, 0, 1);
+    } else {
+      (void)receive_value<int>(node);  // serves the calls meanwhile
+    }
+  });
+  EXPECT_EQ(status, 0);
+  EXPECT_TRUE(failures.empty()) << failures.size() << " calls failed; the first: "
+                                << (failures.empty() ? "" : failures.front());
+}
+
+}  // namespace
