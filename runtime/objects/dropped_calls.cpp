@@ -39,10 +39,11 @@ absl::Status object_table::dispatch_ready_dropped() {
 namespace {
 
 // Sent to an owner that has neither answered nor said that it keeps the call. One told to go
-// out again waits in redo_dropped_; one in the order needs nothing more from this node.
+// out again waits in redo_dropped_; one in the order needs nothing more from this node; one
+// given up at its deadline was reported to its caller as such.
 template <typename Pending>
 bool unanswered(const Pending& p) {
-  return p.abandoned && !p.done && p.sent && !p.acknowledged && !p.redo;
+  return p.abandoned && !p.given_up && !p.done && p.sent && !p.acknowledged && !p.redo;
 }
 
 }  // namespace

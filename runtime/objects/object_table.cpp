@@ -661,6 +661,7 @@ bool object_table::overdue(const pending_call& p) const {
 absl::Status object_table::give_up(std::uint64_t call) {
   pending_call& p = pending_.at(call);
   p.abandoned = true;  // kept until an answer comes, which is then discarded
+  p.given_up = true;
   const request& r = *p.sent;
   std::string what = absl::StrFormat("object %u", r.object);
   if (auto e = objects_.find(r.object); e != objects_.end()) {

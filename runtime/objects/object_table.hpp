@@ -210,6 +210,9 @@ class object_table final : public delivery_unit {
     object_id object = 0;
     bool done = false;
     bool abandoned = false;  // dropped by its caller: the outcome is discarded on arrival
+    // Its caller was told that the owner gave no sign of life in time: nothing waits for it,
+    // not even this node's leaving (its error said the call may still run there).
+    bool given_up = false;
     outcome out = {};
     std::optional<request> sent = {};  // a request to an owner: asked again if the copy moved
     bool offered = false;              // the owner offered its copy (automatic placement)
