@@ -100,6 +100,7 @@ void object_table::apply_replicate(const ordered_delivery& d, object_id id, std:
         ship_replicas(e);
       } else {
         e.replicate_on_arrival = true;  // its copy is still on its way here
+        install_early(e);  // or came, relayed at this switch's epoch, before it was applied
       }
     } else {
       install_early(e);

@@ -316,6 +316,54 @@ TEST_P(ObjectRaces, TwoCopiesThatArriveBeforeTheirMovesAreInstalledEachAtItsMove
   EXPECT_EQ(seen[2], kSwitchWindow);
 }
 
+// Node 0 ships the copy to node 1 (move 1); node 1 has applied move 2 (to node 2)
+// and the switch to replicas (move 3) before it arrives, so it relays the copy with epoch 3.
+// Node 2 gets that relay before it applies anything, owns the object at move 2 and must
+// ship the replicas at move 3.
+TEST_P(ObjectRaces, ACopyRelayedToALaggingOwnerAtTheSwitchIsInstalledThere) {
+  const iso::order_kind order = std::get<0>(GetParam());
+  const int status = run_inproc(3, opts(), [&](iso::node& node) {
+    played_order played(node);
+    iso::runtime::object_table& table = iso::detail::node_state::of(node).objects();
+    auto apply_all = [&] {
+      played.deliver(creation(object_placement::automatic, 0, order));
+      played.deliver(migration(kFirstOrdered, 1));
+      played.deliver(migration(kFirstOrdered, 2));
+      played.deliver(replication(kFirstOrdered));
+      return iso::object::attach(node, kFirstOrdered);
+    };
+    auto until_replica = [&] {
+      const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      while (!table.state_bytes(kFirstOrdered).ok()) {
+        if (std::chrono::steady_clock::now() > give_up) {
+          throw std::runtime_error("node " + std::to_string(node.id()) + " never got its copy");
+        }
+        (void)node.try_receive();
+      }
+    };
+    if (node.id() == 0) {
+      played.deliver(creation(object_placement::automatic, 0, order));
+      played.deliver(migration(kFirstOrdered, 1));
+      (void)iso::object::attach(node, kFirstOrdered);  // ships the copy to node 1
+      send_value(node, 1, 1);
+      played.deliver(migration(kFirstOrdered, 2));
+      played.deliver(replication(kFirstOrdered));
+      until_replica();
+    } else if (node.id() == 1) {
+      iso::object x = apply_all();
+      EXPECT_EQ(receive_value<int>(node), 1);  // the copy came: relayed to node 2
+      send_value(node, 2, 1);
+      until_replica();
+    } else {
+      EXPECT_EQ(receive_value<int>(node), 1);  // the relayed copy came meanwhile
+      iso::object x = apply_all();
+      until_replica();
+    }
+    node.barrier();
+  });
+  EXPECT_EQ(status, 0);
+}
+
 // Node 0 creates many single copies owned by node 1 through the order, and at once calls
 // each one and hands it to node 2, which attaches and calls it at once too. Both calls of
 // each object race its creation to node 1: each must run there, once.
