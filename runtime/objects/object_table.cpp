@@ -12,9 +12,6 @@
 #include "runtime/ordered/batch_framing.hpp"
 
 namespace iso::runtime {
-namespace {
-
-namespace wire = objects_wire;
 
 std::string describe(const object_id id, const std::string& type) {
   return absl::StrFormat("object %u (%s)", id, type);
@@ -23,6 +20,10 @@ std::string describe(const object_id id, const std::string& type) {
 std::string describe(const object_id id, const std::string& type, const operation& op) {
   return absl::StrFormat("object %u (%s), operation %u (%s)", id, type, op.id, op.name);
 }
+
+namespace {
+
+namespace wire = objects_wire;
 
 // Progress is forbidden while user code runs: a body or guard that waited would run other
 // calls of the same object in the middle of this one.
