@@ -201,6 +201,13 @@ void object_table::install(entry& e, std::span<const std::byte> packet) {
   e.writes = h.writes;
 }
 
+bool object_table::is_read(const request& r) const {
+  auto found = objects_.find(r.object);
+  if (found == objects_.end()) return false;
+  const auto& ops = found->second->type->ops;
+  return r.op < ops.size() && ops[r.op].kind == operation_kind::read;
+}
+
 void object_table::on_moved(std::span<const std::byte> bytes) {
   const wire::reply_header h = *wire::header_of<wire::reply_header>(bytes);
   auto it = pending_.find(h.call);
@@ -208,6 +215,12 @@ void object_table::on_moved(std::span<const std::byte> bytes) {
   request& r = *it->second.sent;
   r.epoch = std::max(r.epoch, h.epoch);
   if (h.owner == wire::kReplicatedOwner) {
+    if (it->second.abandoned && is_read(r)) {
+      // It ran nowhere and changes nothing, and nobody wants its result.
+      if (it->second.offered) note_untaken_offer(it->second.object);
+      pending_.erase(it);
+      return;
+    }
     it->second.redo = true;  // the caller dispatches it again, as the object is now
     if (it->second.abandoned) redo_dropped_.push_back(h.call);
     return;

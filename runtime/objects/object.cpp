@@ -40,7 +40,11 @@ absl::Status node_state::settle_dropped_objects(bool leaving) {
   if (smm_.in_isochron() || isochron_owner_ != nullptr || loop_.progress_forbidden()) {
     return absl::OkStatus();
   }
-  return objects_->dispatch_ready_dropped();
+  absl::Status sent = objects_->dispatch_ready_dropped();
+  // The dropped call is off the queue: failing the node says so, where a status returned
+  // to an unrelated poll or ready() could be dropped and the write lost without a word.
+  if (!sent.ok()) fail(sent);
+  return sent;
 }
 
 namespace {
@@ -210,7 +214,7 @@ bool object_call::ready() {
   detail::node_state& state = detail::state_of(link_, id_, "ready()");
   absl::StatusOr<bool> done = state.objects().poll(call_);
   // As node::poll(): dropped calls this round told to go out again go out now. A failure
-  // here is the node's, which get() then throws.
+  // here fails the node (settle_dropped_objects), and get() then throws it.
   if (done.ok() && !state.settle_dropped_objects(/*leaving=*/false).ok()) return true;
   return !done.ok() || *done;
 }

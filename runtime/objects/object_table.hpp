@@ -25,6 +25,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -35,6 +36,10 @@
 #include "runtime/progress/event_loop.hpp"
 
 namespace iso::runtime {
+
+// How errors name an object ("object 7 (Int)") and an operation of it.
+[[nodiscard]] std::string describe(object_id id, const std::string& type);
+[[nodiscard]] std::string describe(object_id id, const std::string& type, const operation& op);
 
 // Destroys a state the way its type says.
 struct object_state_deleter {
@@ -245,6 +250,8 @@ class object_table final : public delivery_unit {
   // Installs, in order, the early copies whose moves this node has now applied.
   void install_early(entry& e);
   void on_moved(std::span<const std::byte> bytes);
+  // Whether this node's request `r` is of a read operation.
+  [[nodiscard]] bool is_read(const request& r) const;
   void send_request(const request& r, comm::node_id to);
   // Tells the caller of `r` that this node keeps its call (it waits here).
   void send_accepted(const request& r);

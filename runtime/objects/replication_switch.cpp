@@ -277,7 +277,25 @@ absl::Status object_table::redo(std::uint64_t call) {
   absl::StatusOr<entry*> found = find(r.object, "object call");
   if (!found.ok()) return found.status();
   entry& e = **found;
-  if (absl::Status s = loop_.wait_for([&] { return redo_ready(call); }); !s.ok()) return s;
+  // Bounded: a node leaving the job settles its dropped calls here, before the end barrier
+  // whose own deadline would name the missing node.
+  const absl::Time deadline = absl::Now() + call_timeout_;
+  bool expired = false;
+  if (absl::Status s = loop_.wait_for([&] {
+        if (redo_ready(call)) return true;
+        expired = absl::Now() >= deadline;
+        return expired;
+      });
+      !s.ok()) {
+    return s;
+  }
+  if (expired) {
+    return absl::DeadlineExceededError(absl::StrFormat(
+        "%s, called on node %u and to be sent again: within %s this node did not apply the "
+        "object's move %u or get its copy (last known owner: node %u)",
+        describe(e.id, e.type->name, e.type->ops[r.op]), self_,
+        absl::FormatDuration(call_timeout_), r.epoch, e.owner));
+  }
   it = pending_.find(call);
   if (it == pending_.end()) return absl::OkStatus();
   const operation& op = e.type->ops[r.op];
