@@ -532,12 +532,12 @@ bool node::barrier_complete(channel_id channel) const {
 }
 
 void node::poll() {
-  bool did = false;
+  bool did = false;  // a poll counts towards the job's look whether it did something or not
   detail::throw_if_error(state_->loop().progress(did));
   // A dropped object call this round told to go out again goes out now, not only at this
   // node's next object call, which may never come.
   detail::throw_if_error(state_->settle_dropped_objects(/*leaving=*/false));
-  if (!did) detail::throw_if_error(state_->loop().note_idle_poll());
+  detail::throw_if_error(state_->loop().note_poll());
 }
 
 void node::quiet() { detail::throw_if_error(state_->quiet()); }

@@ -174,9 +174,9 @@ int iso_barrier(void);
 /* iso_poll: makes progress without blocking: executes what is due and serves the other
  * nodes (and runs due message handlers). Call it in long computations between isotach
  * calls, so that this node does not hold the others up. It blocks in one case only: a
- * handler it ran called iso_deinit, whose leave then runs here (see iso_deinit). A poll
- * that finds nothing to do also checks the job: a node that failed, or whose process
- * vanished or stayed stopped, ends the poll loop as a failed job does (below).
+ * handler it ran called iso_deinit, whose leave then runs here (see iso_deinit). Every
+ * poll also checks the job: a node that failed, or whose process vanished or stayed
+ * stopped, ends the poll loop as a failed job does (below).
  * Returns: ISO_SUCCESS; ISO_E_FAILED_PRECONDITION outside iso_init .. iso_deinit or inside
  *   a handler. Classic programs poll in `while (1) iso_poll();` without looking at the code,
  *   so it does not return in two cases: after this node left the job through a successful

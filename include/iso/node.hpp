@@ -151,10 +151,13 @@ class node {
 
   // Makes progress without blocking: executes what is due and serves other nodes. Call it
   // in long computations when the NIC runs inline (nic_mode::inline_poll). Every 64th poll
-  // that finds nothing to do also checks the job, as a waiting node does, so that a loop
-  // that only polls ends too: it throws iso::error (aborted) naming a node that failed, or
-  // whose process vanished or stayed stopped past half the barrier timeout. (Checking
-  // reads the clock, which costs more than a poll that finds nothing.)
+  // also checks the job, as a waiting node does, so that a loop that only polls ends too:
+  // it throws iso::error (aborted) naming a node that failed, or whose process vanished or
+  // stayed stopped past half the barrier timeout. (Checking reads the clock, which costs
+  // more than a poll that finds nothing.) A poll also sends again the dropped object calls
+  // (iso::object_call destroyed before its result) that their owner answered "moved" when
+  // that needs no wait: such a write goes into the objects order, such a read runs on the
+  // replica here; a failure to send one fails the node and is thrown.
   void poll();
 
   // Waits until every isochron this node issued before the call has executed on every

@@ -129,15 +129,16 @@ class event_loop {
     ++job_checks_;
     return job_status_ ? job_status_() : absl::OkStatus();
   }
-  // For a node that polls without waiting (node::poll), after a round that found nothing
-  // to do: every kIdlePollsPerJobCheck-th such call looks at the job's health, as a waiting
-  // node does once it has polled a while. Looking costs a clock read, more than the idle
-  // round it follows.
-  [[nodiscard]] absl::Status note_idle_poll() {
-    if (++idle_polls_ % kIdlePollsPerJobCheck != 0) return absl::OkStatus();
+  // For a node that polls without waiting (node::poll), after each round, idle or not
+  // (a round that always finds work, e.g. tokens owed to a dead peer, must not hide the
+  // job's failure): every kPollsPerJobCheck-th such call looks at the job's health, as a
+  // waiting node does once it has polled a while. Looking costs a clock read, more than
+  // the idle round it follows.
+  [[nodiscard]] absl::Status note_poll() {
+    if (++polls_ % kPollsPerJobCheck != 0) return absl::OkStatus();
     return job_status();
   }
-  static constexpr std::uint64_t kIdlePollsPerJobCheck = 64;
+  static constexpr std::uint64_t kPollsPerJobCheck = 64;
   // How often the job's health was looked at through this loop (job_status(), and waits
   // while idle). The node's thread reads it.
   [[nodiscard]] std::uint64_t job_checks() const { return job_checks_; }
@@ -194,7 +195,7 @@ class event_loop {
   fiber_switch* fibers_ = nullptr;
   std::atomic<std::uint64_t> sleeps_{0};
   mutable std::uint64_t job_checks_ = 0;
-  std::uint64_t idle_polls_ = 0;  // see note_idle_poll()
+  std::uint64_t polls_ = 0;  // see note_poll()
   bool forbidden_ = false;
   absl::Status failure_;
 };

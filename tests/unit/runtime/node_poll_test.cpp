@@ -1,6 +1,5 @@
-// node::poll() with nothing to do: a loop that only polls must still learn that the job
-// failed, but looking at the job reads the clock, which costs more than the idle round
-// itself, so only every event_loop::kIdlePollsPerJobCheck-th idle poll looks.
+// node::poll(): a loop that only polls must still learn that the job failed, but looking
+// at the job reads the clock, which costs more than an idle round itself, so only every event_loop::kPollsPerJobCheck-th poll looks.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -12,7 +11,7 @@
 namespace {
 
 TEST(NodePoll, IdlePollsLookAtTheJobNowAndThen) {
-  constexpr std::uint64_t kEvery = iso::runtime::event_loop::kIdlePollsPerJobCheck;
+  constexpr std::uint64_t kEvery = iso::runtime::event_loop::kPollsPerJobCheck;
   constexpr std::uint64_t kPolls = 100 * kEvery;
   std::uint64_t looks = 0;
   const int status = iso::test::run_inproc(1, iso::options{}, [&](iso::node& node) {
@@ -22,7 +21,6 @@ TEST(NodePoll, IdlePollsLookAtTheJobNowAndThen) {
     looks = loop.job_checks() - before;
   });
   EXPECT_EQ(status, 0);
-  // A poll that found work does not count towards a look; the idle ones do.
   EXPECT_GE(looks, 1u);
   EXPECT_LE(looks, kPolls / kEvery);
 }
