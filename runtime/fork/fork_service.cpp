@@ -305,11 +305,16 @@ void fork_service::serve(const request& r) {
 absl::Status fork_service::attach_objects(const request& r) {
   if (r.objects.empty()) return absl::OkStatus();
   detail::node_state& state = detail::node_state::of(*node_);
+  // Half of the forker's wait for the answer, which began before this: a creation still on
+  // its way here ends in this node's error, naming the object, not in the forker's
+  // "no answer".
+  const absl::Time deadline = absl::Now() + options_.answer_timeout / 2;
   for (const std::uint64_t id : r.objects) {
     // A node without an object table has taken part in no object creation: the id names
     // nothing here (building the table now would not be collective).
     absl::Status attached = state.has_objects()
-                                ? state.objects().attach(id, options_.answer_timeout)
+                                ? state.objects().attach(
+                                      id, std::max(deadline - absl::Now(), absl::ZeroDuration()))
                                 : absl::InvalidArgumentError(absl::StrFormat(
                                       "object %u does not exist on node %u", id, self_));
     if (!attached.ok()) {
