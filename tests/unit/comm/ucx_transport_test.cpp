@@ -389,13 +389,14 @@ TEST_P(UcxTransport, WaitingAloneCompletesALargePacket) {
   while (received < kPackets && absl::Now() < deadline) {
     b.wait(absl::InfiniteDuration());
     std::size_t handled = 0;
-    ASSERT_TRUE(b.poll(
-                     [&](received_packet& p) {
-                       EXPECT_EQ(p.bytes().size(), big.size());
-                       ++received;
-                     },
-                     handled)
-                    .ok());
+    const absl::Status polled = b.poll(
+        [&](received_packet& p) {
+          EXPECT_EQ(p.bytes().size(), big.size());
+          ++received;
+        },
+        handled);
+    EXPECT_TRUE(polled.ok()) << polled;
+    if (!polled.ok()) break;  // the threads are stopped and joined below either way
   }
   stop = true;
   b.wake();
