@@ -312,11 +312,11 @@ absl::Status fork_service::attach_objects(const request& r) {
   for (const std::uint64_t id : r.objects) {
     // A node without an object table has taken part in no object creation: the id names
     // nothing here (building the table now would not be collective).
-    absl::Status attached = state.has_objects()
-                                ? state.objects().attach(
-                                      id, std::max(deadline - absl::Now(), absl::ZeroDuration()))
-                                : absl::InvalidArgumentError(absl::StrFormat(
-                                      "object %u does not exist on node %u", id, self_));
+    absl::Status attached =
+        state.has_objects()
+            ? state.objects().attach(id, std::max(deadline - absl::Now(), absl::ZeroDuration()))
+            : absl::InvalidArgumentError(
+                  absl::StrFormat("object %u does not exist on node %u", id, self_));
     if (!attached.ok()) {
       return absl::Status(attached.code(),
                           absl::StrFormat("fork of '%s' to node %u: shared object %u: %s", r.name,

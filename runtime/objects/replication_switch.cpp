@@ -293,8 +293,8 @@ absl::Status object_table::redo(std::uint64_t call) {
     return absl::DeadlineExceededError(absl::StrFormat(
         "%s, called on node %u and to be sent again: within %s this node did not apply the "
         "object's move %u or get its copy (last known owner: node %u)",
-        describe(e.id, e.type->name, e.type->ops[r.op]), self_,
-        absl::FormatDuration(call_timeout_), r.epoch, e.owner));
+        describe(e.id, e.type->name, e.type->ops[r.op]), self_, absl::FormatDuration(call_timeout_),
+        r.epoch, e.owner));
   }
   it = pending_.find(call);
   if (it == pending_.end()) return absl::OkStatus();

@@ -1,5 +1,6 @@
 // node::poll(): a loop that only polls must still learn that the job failed, but looking
-// at the job reads the clock, which costs more than an idle round itself, so only every event_loop::kPollsPerJobCheck-th poll looks.
+// at the job reads the clock, which costs more than an idle round itself, so only every
+// event_loop::kPollsPerJobCheck-th poll looks.
 #include <gtest/gtest.h>
 
 #include <cstdint>
