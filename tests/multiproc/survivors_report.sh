@@ -24,7 +24,9 @@ for report in "$reports"/node-*; do
   heard=$((heard + 1))
   line=$(cat "$report")
   echo "survivors: $line"
-  if ! grep -q "ABORTED: node $victim ended: its process is gone" <<<"$line"; then
+  # Found gone by the survivor itself ("ended: its process is gone") or, where the launcher's
+  # event came first, "ended (the launcher said so)": either names the victim.
+  if ! grep -qE "ABORTED: node $victim ended(: its process is gone| \(the launcher said so\))" <<<"$line"; then
     echo "survivors: FAILED: a survivor heard of the failure without naming node $victim"
     exit 1
   fi
