@@ -16,13 +16,13 @@
 // wall-clock time, since waiting for the peer is what it measures.
 #include <time.h>
 
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <vector>
 
 #include "iso/iso.hpp"
+#include "tools/bench_support/bench_stats.hpp"
 
 namespace {
 
@@ -32,16 +32,8 @@ constexpr int kReps = 9;
 constexpr int kPolls = 200000;     // per repetition
 constexpr int kRoundTrips = 5000;  // per repetition
 
-struct summary {
-  double median = 0;
-  double min = 0;
-  double max = 0;
-};
-
-summary summarize(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return {v[v.size() / 2], v.front(), v.back()};
-}
+using iso::bench::summarize;
+using iso::bench::summary;
 
 void print(const char* what, const summary& s) {
   std::printf("%-34s %10.1f ns  [%.1f - %.1f]\n", what, s.median, s.min, s.max);
@@ -70,7 +62,7 @@ summary idle_rounds(iso::node& node) {
     }
   }
   node.barrier();
-  return node.id() == 0 ? summarize(std::move(samples)) : summary{};
+  return node.id() == 0 ? *summarize(std::move(samples)) : summary{};
 }
 
 // One-way latency of 8-byte plain messages between nodes 0 and 1, as node 0 sees it.
@@ -91,7 +83,7 @@ summary one_way(iso::node& node) {
     if (rep > 0) samples.push_back(ns_per(clock_type::now() - start, 2 * kRoundTrips));
   }
   node.barrier();
-  return node.id() == 0 ? summarize(std::move(samples)) : summary{};
+  return node.id() == 0 ? *summarize(std::move(samples)) : summary{};
 }
 
 // An object type with nothing in it: creating one is what starts the objects' machinery.
