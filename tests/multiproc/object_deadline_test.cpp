@@ -9,30 +9,19 @@
 
 #include <chrono>
 #include <cstdint>
-#include <cstring>
 #include <string>
 
 #include "tests/support/job_test.hpp"
 #include "tests/support/object_types.hpp"
+#include "tests/support/value_messages.hpp"
 
 namespace {
 
 using iso::object_placement;
 namespace int_ops = iso::test::int_ops;
 
-template <typename T>
-void send_value(iso::node& node, iso::node_id to, const T& v) {
-  node.send(to, std::as_bytes(std::span(&v, 1)));
-}
-
-template <typename T>
-T receive_value(iso::node& node) {
-  const iso::message m = node.receive();
-  T v{};
-  EXPECT_EQ(m.bytes().size(), sizeof(T));
-  std::memcpy(&v, m.bytes().data(), sizeof(T));
-  return v;
-}
+using iso::test::receive_value;
+using iso::test::send_value;
 
 TEST(ObjectDeadline, ACallToAStoppedOwnerEndsWithDeadlineExceeded) {
   iso::node& node = iso::test::job_node();

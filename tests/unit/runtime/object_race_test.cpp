@@ -10,7 +10,6 @@
 
 #include <chrono>
 #include <cstdint>
-#include <cstring>
 #include <deque>
 #include <mutex>
 #include <stdexcept>
@@ -26,6 +25,7 @@
 #include "tests/support/inproc_job.hpp"
 #include "tests/support/object_test_params.hpp"
 #include "tests/support/object_types.hpp"
+#include "tests/support/value_messages.hpp"
 
 namespace {
 
@@ -56,19 +56,8 @@ INSTANTIATE_TEST_SUITE_P(OrdersAndNics, ObjectRaces,
                                                                                  : "inline");
                          });
 
-template <typename T>
-void send_value(iso::node& node, node_id to, const T& v) {
-  node.send(to, std::as_bytes(std::span(&v, 1)));
-}
-
-template <typename T>
-T receive_value(iso::node& node) {
-  const iso::message m = node.receive();
-  T v{};
-  EXPECT_EQ(m.bytes().size(), sizeof(T));
-  std::memcpy(&v, m.bytes().data(), sizeof(T));
-  return v;
-}
+using iso::test::receive_value;
+using iso::test::send_value;
 
 namespace wire = iso::runtime::objects_wire;
 using iso::runtime::ordered_delivery;
