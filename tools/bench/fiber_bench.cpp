@@ -11,13 +11,14 @@
 //
 // Each section runs kReps repetitions and prints the median and the range, in ns, and the
 // ratio of the medians.
-#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <utility>
 #include <vector>
 
 #include "iso/iso.hpp"
+#include "tools/bench_support/bench_stats.hpp"
 
 namespace {
 
@@ -31,16 +32,10 @@ double ns_per(clock_type::duration d, int count) {
   return std::chrono::duration<double, std::nano>(d).count() / count;
 }
 
-struct summary {
-  double median = 0;
-  double min = 0;
-  double max = 0;
-};
+using iso::bench::summary;
 
-summary summarize(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return {v[v.size() / 2], v.front(), v.back()};
-}
+// kReps samples, so never empty.
+summary summarize(std::vector<double> v) { return *iso::bench::summarize(std::move(v)); }
 
 void print(const char* what, const summary& s) {
   std::printf("%-42s %10.1f ns  [%.1f - %.1f]\n", what, s.median, s.min, s.max);
