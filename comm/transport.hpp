@@ -91,6 +91,11 @@ struct transport_counters {
   std::uint64_t packets_received = 0;
   std::uint64_t bytes_received = 0;
   std::uint64_t sends_would_block = 0;
+  // Packets send() accepted that the transport still holds or waits on the fabric for (a
+  // ucx rendezvous send until the receiver fetched it); 0 for transports that copy a
+  // packet out before send() returns. A sender that closes while this is not 0 needs its
+  // peer to make progress meanwhile.
+  std::uint64_t sends_in_flight = 0;
 };
 
 class transport {

@@ -757,6 +757,10 @@ void ucx_transport::wake() {
   (void)ucp_worker_signal(s.worker);  // safe from any thread, says ucp.h
 }
 
-transport_counters ucx_transport::counters() const { return state_->counters; }
+transport_counters ucx_transport::counters() const {
+  transport_counters c = state_->counters;
+  c.sends_in_flight = state_->sends_in_flight.size();
+  return c;
+}
 
 }  // namespace iso::comm

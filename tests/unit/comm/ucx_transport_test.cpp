@@ -214,6 +214,17 @@ TEST_P(UcxTransport, LargePacketsArriveIntact) {
   absl::Status s = a.send(1, too_big);
   EXPECT_TRUE(absl::IsOutOfRange(s)) << s;
   EXPECT_NE(s.message().find(std::to_string(max + 1)), std::string::npos) << s;
+  // A large packet may be delivered before its sender hears so; it is done with the send
+  // only while both make progress. Closing before that left UCX's send request unreturned
+  // (a warning at exit) and the sender's flush timing out.
+  poll_until(
+      b, [](received_packet&) {},
+      [&] {
+        std::size_t handled = 0;
+        EXPECT_TRUE(a.poll([](received_packet&) {}, handled).ok());
+        return a.counters().sends_in_flight == 0;
+      });
+  EXPECT_EQ(a.counters().sends_in_flight, 0u);
 }
 
 // A receiver that does not poll: the sender is told to wait after a bounded amount, and once
@@ -355,18 +366,22 @@ TEST_P(UcxTransport, WaitingAloneCompletesALargePacket) {
   constexpr int kPackets = 4;
   std::vector<std::byte> big(a.max_packet_size(), std::byte{0x5a});
   std::atomic<bool> stop{false};
+  std::atomic<bool> sender_done{false};
   std::thread sender([&] {
     for (int sent = 0; sent < kPackets && !stop;) {
       if (a.send(1, big).ok()) ++sent;
       std::size_t handled = 0;
       EXPECT_TRUE(a.poll([](received_packet&) {}, handled).ok());
     }
-    // The sender keeps its worker going (its part of the rendezvous) but sends nothing more.
-    while (!stop) {
+    // The sender keeps its worker going (its part of the rendezvous) but sends nothing more,
+    // until it has heard that its last packet was taken.
+    const absl::Time give_up = absl::Now() + absl::Minutes(3);
+    while ((!stop || a.counters().sends_in_flight != 0) && absl::Now() < give_up) {
       std::size_t handled = 0;
       EXPECT_TRUE(a.poll([](received_packet&) {}, handled).ok());
       a.wait(absl::Milliseconds(1));
     }
+    sender_done = true;
   });
   std::atomic<int> received{0};
   std::atomic<int> wakes_needed{0};
@@ -399,10 +414,15 @@ TEST_P(UcxTransport, WaitingAloneCompletesALargePacket) {
     if (!polled.ok()) break;  // the threads are stopped and joined below either way
   }
   stop = true;
-  b.wake();
+  while (!sender_done) {  // the receiver's part of finishing the sends
+    std::size_t handled = 0;
+    EXPECT_TRUE(b.poll([](received_packet&) {}, handled).ok());
+    b.wait(absl::Milliseconds(1));
+  }
   sender.join();
   watchdog.join();
   EXPECT_EQ(received, kPackets);
+  EXPECT_EQ(a.counters().sends_in_flight, 0u);
   EXPECT_EQ(wakes_needed, 0) << "the receiver slept with a receive it had to progress itself";
 }
 
