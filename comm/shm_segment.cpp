@@ -152,7 +152,7 @@ shm_segment::shm_segment(int fd, std::byte* base, std::size_t bytes, fabric_layo
 
 shm_segment::~shm_segment() {
   ::munmap(base_, bytes_);
-  ::close(fd_);
+  if (fd_ != -1) ::close(fd_);
   if (report_fd_ != -1) ::close(report_fd_);
 }
 
@@ -272,6 +272,51 @@ absl::StatusOr<std::shared_ptr<shm_segment>> shm_segment::join(int fd, std::uint
     std::this_thread::sleep_for(absl::ToChronoMicroseconds(pause));
     pause = std::min(pause * 2, absl::Milliseconds(5));
   }
+}
+
+absl::StatusOr<shm_segment::process_end> shm_segment::note_process_ended(int fd,
+                                                                        std::uint32_t node) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return base::errno_status("inspect the job segment");
+  // Before node 0 published the header nobody can have joined (the others wait for it).
+  if (st.st_size < static_cast<off_t>(kHeaderBytes)) return process_end::not_joined;
+  std::size_t bytes = 0;
+  fabric_layout layout{};
+  std::size_t window_bytes = 0;
+  {
+    absl::StatusOr<header_page> page = header_page::map_of(fd);
+    if (!page.ok()) return page.status();
+    const auto* h = reinterpret_cast<const header*>(page->base());
+    if (h->magic.load(std::memory_order_acquire) != header::kMagic) {
+      return process_end::not_joined;
+    }
+    if (node >= h->nodes) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("node %u is not a node of this job of %u nodes", node, h->nodes));
+    }
+    const std::uint64_t bit = std::uint64_t{1} << (node % 64);
+    if ((h->claimed[node / 64].load(std::memory_order_acquire) & bit) == 0) {
+      return process_end::not_joined;
+    }
+    bytes = h->total_bytes;
+    layout = fabric_layout{h->nodes, h->ring_capacity};
+    window_bytes = h->window_bytes;
+  }
+  if (::fstat(fd, &st) != 0) return base::errno_status("inspect the job segment");
+  if (bytes > static_cast<std::size_t>(st.st_size)) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "the job segment has %u bytes, its header says %u", st.st_size, bytes));
+  }
+  absl::StatusOr<std::byte*> whole = map(fd, bytes);
+  if (!whole.ok()) return whole.status();
+  // A view that owns the mapping only: the descriptor stays the caller's.
+  shm_segment view(-1, *whole, bytes, layout, window_bytes, false, -1);
+  // The node marks itself left before its process may end, so a node that left is seen so.
+  if (view.left(node)) return process_end::left;
+  view.mark_failed(node, failure_cause::exited);
+  return view.head().failed.load(std::memory_order_acquire) == node + 1
+             ? process_end::first_failure
+             : process_end::other_failure;
 }
 
 absl::StatusOr<std::shared_ptr<shm_segment>> shm_segment::create_private(
