@@ -275,7 +275,7 @@ absl::StatusOr<std::shared_ptr<shm_segment>> shm_segment::join(int fd, std::uint
 }
 
 absl::StatusOr<shm_segment::process_end> shm_segment::note_process_ended(int fd,
-                                                                        std::uint32_t node) {
+                                                                         std::uint32_t node) {
   struct stat st {};
   if (::fstat(fd, &st) != 0) return base::errno_status("inspect the job segment");
   // Before node 0 published the header nobody can have joined (the others wait for it).
@@ -304,8 +304,8 @@ absl::StatusOr<shm_segment::process_end> shm_segment::note_process_ended(int fd,
   }
   if (::fstat(fd, &st) != 0) return base::errno_status("inspect the job segment");
   if (bytes > static_cast<std::size_t>(st.st_size)) {
-    return absl::FailedPreconditionError(absl::StrFormat(
-        "the job segment has %u bytes, its header says %u", st.st_size, bytes));
+    return absl::FailedPreconditionError(
+        absl::StrFormat("the job segment has %u bytes, its header says %u", st.st_size, bytes));
   }
   absl::StatusOr<std::byte*> whole = map(fd, bytes);
   if (!whole.ok()) return whole.status();

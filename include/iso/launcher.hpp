@@ -9,7 +9,7 @@
 //     default: break;
 //   }
 //
-// A node whose process ends without having left the job (it called _exit, or exec, or was
+// A node whose process ends without having left the job (it called _exit, or was
 // killed, before iso::run returned or iso_deinit) can never answer again. Every other node
 // would otherwise learn of it only by looking at that process itself, which it cannot do
 // from another pid namespace (a node started inside a container or through unshare), and
@@ -22,11 +22,11 @@ namespace iso::launcher {
 
 // What note_node_ended() made of a node's end.
 enum class node_end {
-  left,           // the node had left the job first: nothing to tell, the job goes on
-  not_joined,     // no process had joined the job as that node (the program is no iso
-                  // program, or it ended before joining): nothing to tell
-  failed_first,   // the node is now the job's first failure, the one every node names
-  failed_after,   // another node had failed first; the job is stopping already
+  left,          // the node had left the job first: nothing to tell, the job goes on
+  not_joined,    // no process had joined the job as that node (the program is no iso
+                 // program, or it ended before joining): nothing to tell
+  failed_first,  // the node is now the job's first failure, the one every node names
+  failed_after,  // another node had failed first; the job is stopping already
 };
 
 // The process of node `node` of the job whose segment `segment_fd` holds has ended. Unless

@@ -414,8 +414,7 @@ void job::note_end_in_segment(std::size_t node) {
       ended_first_ = node;
     }
   } catch (const iso::error& e) {
-    say(absl::StrFormat("cannot tell the other nodes that %s ended: %s", name_of(node),
-                        e.what()));
+    say(absl::StrFormat("cannot tell the other nodes that %s ended: %s", name_of(node), e.what()));
   }
 }
 

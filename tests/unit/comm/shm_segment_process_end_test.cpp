@@ -33,8 +33,7 @@ TEST(ShmSegmentProcessEnd, ANodeThatDidNotLeaveIsMarkedFailedForTheOthers) {
   EXPECT_EQ(*end, process_end::first_failure);
   const absl::Status seen = (*zero)->job_status();
   EXPECT_TRUE(absl::IsAborted(seen)) << seen;
-  EXPECT_NE(seen.message().find("node 1 ended before leaving the job"), std::string::npos)
-      << seen;
+  EXPECT_NE(seen.message().find("node 1 ended before leaving the job"), std::string::npos) << seen;
 
   // Node 0 ends too, after the job failed: the first failure stays node 1's.
   end = shm_segment::note_process_ended(fd, 0);
