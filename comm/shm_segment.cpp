@@ -47,6 +47,7 @@ struct shm_segment::node_slot {
   std::atomic<std::int32_t> pid;         // the process hosting the node (0: not known)
   std::atomic<std::uint32_t> left;       // 1 once the node has left the job
   std::atomic<std::uint32_t> cause;      // shm_segment::failure_cause, when it failed
+  std::atomic<std::uint64_t> pid_ns;     // the pid namespace that pid is of (0: not known)
 };
 
 namespace {
@@ -423,8 +424,14 @@ bool shm_segment::barrier_arrived(std::uint32_t node, std::uint32_t ticket) cons
   return slot(node).arrived.load(std::memory_order_acquire) == ticket + 1;
 }
 
-void shm_segment::set_process(std::uint32_t node, std::int32_t pid) {
+void shm_segment::set_process(std::uint32_t node, std::int32_t pid, std::uint64_t pid_namespace) {
+  // The namespace first: whoever sees the pid sees where it is from.
+  slot(node).pid_ns.store(pid_namespace, std::memory_order_relaxed);
   slot(node).pid.store(pid, std::memory_order_release);
+}
+
+std::uint64_t shm_segment::process_namespace(std::uint32_t node) const {
+  return slot(node).pid_ns.load(std::memory_order_relaxed);
 }
 
 std::int32_t shm_segment::process(std::uint32_t node) const {

@@ -92,9 +92,12 @@ class shm_segment {
   [[nodiscard]] bool barrier_arrived(std::uint32_t node, std::uint32_t ticket) const;
 
   // Membership, for telling a node that failed from one that is merely slow: the process
-  // that hosts each node, and whether the node has left the job (passed its end barrier).
-  void set_process(std::uint32_t node, std::int32_t pid);
+  // that hosts each node, with the pid namespace its pid is from (an id, 0 when unknown:
+  // only a process of the same namespace may look that pid up), and whether the node has
+  // left the job (passed its end barrier).
+  void set_process(std::uint32_t node, std::int32_t pid, std::uint64_t pid_namespace);
   [[nodiscard]] std::int32_t process(std::uint32_t node) const;
+  [[nodiscard]] std::uint64_t process_namespace(std::uint32_t node) const;
   void mark_left(std::uint32_t node);
   [[nodiscard]] bool left(std::uint32_t node) const;
 

@@ -181,9 +181,9 @@ int iso_barrier(void);
  *     iso_deinit or its exit hook): "node N ended before leaving the job", within about
  *     0.1 s of its end where this node can see that process, and at the next poll once
  *     isorun reaped it (also from another pid namespace, as in a container);
- *   - that a node stopped responding: only once its process has stayed stopped (SIGSTOP,
- *     a debugger) for half of ISO_BARRIER_TIMEOUT_MS; a shorter stop holds up nobody
- *     that only polls, and is no failure.
+ *   - that a node stopped responding: only once its process, where this node can see it,
+ *     has stayed stopped (SIGSTOP, a debugger) for half of ISO_BARRIER_TIMEOUT_MS; a
+ *     shorter stop holds up nobody that only polls, and is no failure.
  * A node that left the job (iso_deinit, or its exit hook) and then ended is the job's
  * normal end: nobody is told anything.
  * Returns: ISO_SUCCESS; ISO_E_FAILED_PRECONDITION outside iso_init .. iso_deinit or inside

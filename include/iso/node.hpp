@@ -158,9 +158,9 @@ class node {
   //     it: _exit, a signal): "node N ended before leaving the job", within about
   //     0.1 s of its end where this process can see that one, and at the next check once
   //     isorun reaped it (also from another pid namespace, as in a container);
-  //   - a node whose process stayed stopped (SIGSTOP, a debugger) past half the barrier
-  //     timeout: "node N stopped responding". A shorter stop holds up nobody that only
-  //     polls, and is no failure.
+  //   - a node whose process, where this one can see it, stayed stopped (SIGSTOP, a
+  //     debugger) past half the barrier timeout: "node N stopped responding". A shorter
+  //     stop holds up nobody that only polls, and is no failure.
   // A node that left the job (iso::run returned on it) and then ended is the normal end:
   // no poll reports it. (Checking reads the clock, which costs more than a poll that
   // finds nothing.) A poll also sends again the dropped object calls
