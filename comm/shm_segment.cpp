@@ -47,6 +47,7 @@ struct shm_segment::node_slot {
   std::atomic<std::int32_t> pid;         // the process hosting the node (0: not known)
   std::atomic<std::uint32_t> left;       // 1 once the node has left the job
   std::atomic<std::uint32_t> cause;      // shm_segment::failure_cause, when it failed
+  std::atomic<std::uint64_t> pid_ns;     // the pid namespace that pid is of (0: not known)
 };
 
 namespace {
@@ -152,7 +153,7 @@ shm_segment::shm_segment(int fd, std::byte* base, std::size_t bytes, fabric_layo
 
 shm_segment::~shm_segment() {
   ::munmap(base_, bytes_);
-  ::close(fd_);
+  if (fd_ != -1) ::close(fd_);
   if (report_fd_ != -1) ::close(report_fd_);
 }
 
@@ -274,6 +275,51 @@ absl::StatusOr<std::shared_ptr<shm_segment>> shm_segment::join(int fd, std::uint
   }
 }
 
+absl::StatusOr<shm_segment::process_end> shm_segment::note_process_ended(int fd,
+                                                                         std::uint32_t node) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return base::errno_status("inspect the job segment");
+  // Before node 0 published the header nobody can have joined (the others wait for it).
+  if (st.st_size < static_cast<off_t>(kHeaderBytes)) return process_end::not_joined;
+  std::size_t bytes = 0;
+  fabric_layout layout{};
+  std::size_t window_bytes = 0;
+  {
+    absl::StatusOr<header_page> page = header_page::map_of(fd);
+    if (!page.ok()) return page.status();
+    const auto* h = reinterpret_cast<const header*>(page->base());
+    if (h->magic.load(std::memory_order_acquire) != header::kMagic) {
+      return process_end::not_joined;
+    }
+    if (node >= h->nodes) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("node %u is not a node of this job of %u nodes", node, h->nodes));
+    }
+    const std::uint64_t bit = std::uint64_t{1} << (node % 64);
+    if ((h->claimed[node / 64].load(std::memory_order_acquire) & bit) == 0) {
+      return process_end::not_joined;
+    }
+    bytes = h->total_bytes;
+    layout = fabric_layout{h->nodes, h->ring_capacity};
+    window_bytes = h->window_bytes;
+  }
+  if (::fstat(fd, &st) != 0) return base::errno_status("inspect the job segment");
+  if (bytes > static_cast<std::size_t>(st.st_size)) {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("the job segment has %u bytes, its header says %u", st.st_size, bytes));
+  }
+  absl::StatusOr<std::byte*> whole = map(fd, bytes);
+  if (!whole.ok()) return whole.status();
+  // A view that owns the mapping only: the descriptor stays the caller's.
+  shm_segment view(-1, *whole, bytes, layout, window_bytes, false, -1);
+  // The node marks itself left before its process may end, so a node that left is seen so.
+  if (view.left(node)) return process_end::left;
+  view.mark_failed(node, failure_cause::exited);
+  return view.head().failed.load(std::memory_order_acquire) == node + 1
+             ? process_end::first_failure
+             : process_end::other_failure;
+}
+
 absl::StatusOr<std::shared_ptr<shm_segment>> shm_segment::create_private(
     std::uint32_t size, std::string_view secret, const shm_options& options) {
   if (absl::Status s = check_shape(0, size, secret); !s.ok()) return s;
@@ -378,8 +424,14 @@ bool shm_segment::barrier_arrived(std::uint32_t node, std::uint32_t ticket) cons
   return slot(node).arrived.load(std::memory_order_acquire) == ticket + 1;
 }
 
-void shm_segment::set_process(std::uint32_t node, std::int32_t pid) {
+void shm_segment::set_process(std::uint32_t node, std::int32_t pid, std::uint64_t pid_namespace) {
+  // The namespace first: whoever sees the pid sees where it is from.
+  slot(node).pid_ns.store(pid_namespace, std::memory_order_relaxed);
   slot(node).pid.store(pid, std::memory_order_release);
+}
+
+std::uint64_t shm_segment::process_namespace(std::uint32_t node) const {
+  return slot(node).pid_ns.load(std::memory_order_relaxed);
 }
 
 std::int32_t shm_segment::process(std::uint32_t node) const {

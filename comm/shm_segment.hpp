@@ -92,9 +92,12 @@ class shm_segment {
   [[nodiscard]] bool barrier_arrived(std::uint32_t node, std::uint32_t ticket) const;
 
   // Membership, for telling a node that failed from one that is merely slow: the process
-  // that hosts each node, and whether the node has left the job (passed its end barrier).
-  void set_process(std::uint32_t node, std::int32_t pid);
+  // that hosts each node, with the pid namespace its pid is from (an id, 0 when unknown:
+  // only a process of the same namespace may look that pid up), and whether the node has
+  // left the job (passed its end barrier).
+  void set_process(std::uint32_t node, std::int32_t pid, std::uint64_t pid_namespace);
   [[nodiscard]] std::int32_t process(std::uint32_t node) const;
+  [[nodiscard]] std::uint64_t process_namespace(std::uint32_t node) const;
   void mark_left(std::uint32_t node);
   [[nodiscard]] bool left(std::uint32_t node) const;
 
@@ -119,6 +122,22 @@ class shm_segment {
   void mark_failed(std::uint32_t node);
   // OK while no node has marked the job failed; then Aborted, naming the node. Never blocks.
   [[nodiscard]] absl::Status job_status() const;
+
+  // What note_process_ended() made of a node's end.
+  enum class process_end {
+    left,           // the node had left the job: its normal end
+    not_joined,     // no process had joined the job as that node: nothing to tell
+    first_failure,  // the job's first failure is now that node (this mark or an earlier one)
+    other_failure,  // another node had failed first: the job is stopping already
+  };
+  // For the launcher, which holds the segment behind `fd` but is no node: the process of
+  // `node` has ended (the launcher reaped it). Unless the node left the job or never joined
+  // it, marks it failed as `exited`, so that every other node learns it at its next look at
+  // the job, also one that cannot see the process itself (in another pid namespace). Does
+  // not take `fd`, claims no rank and writes no report. Never blocks.
+  // Errors: InvalidArgument for a node outside the job; the system's (named) when the
+  // segment cannot be inspected or mapped.
+  [[nodiscard]] static absl::StatusOr<process_end> note_process_ended(int fd, std::uint32_t node);
 
   // The memory window of `node` (options.window_bytes, as node 0 sized it): written only by
   // that node, readable by all. Empty when the job has none.

@@ -175,8 +175,17 @@ int iso_barrier(void);
  * nodes (and runs due message handlers). Call it in long computations between isotach
  * calls, so that this node does not hold the others up. It blocks in one case only: a
  * handler it ran called iso_deinit, whose leave then runs here (see iso_deinit). Every
- * poll also checks the job: a node that failed, or whose process vanished or stayed
- * stopped, ends the poll loop as a failed job does (below).
+ * poll also checks the job, so a poll loop, which waits on nobody, still learns:
+ *   - that a node failed: at the next poll;
+ *   - that a node's process ended without leaving the job (_exit, a signal, before
+ *     iso_deinit or its exit hook): "node N ended before leaving the job", within about
+ *     0.1 s of its end where this node can see that process, and at the next poll once
+ *     isorun reaped it (also from another pid namespace, as in a container);
+ *   - that a node stopped responding: only once its process, where this node can see it,
+ *     has stayed stopped (SIGSTOP, a debugger) for half of ISO_BARRIER_TIMEOUT_MS; a
+ *     shorter stop holds up nobody that only polls, and is no failure.
+ * A node that left the job (iso_deinit, or its exit hook) and then ended is the job's
+ * normal end: nobody is told anything.
  * Returns: ISO_SUCCESS; ISO_E_FAILED_PRECONDITION outside iso_init .. iso_deinit or inside
  *   a handler. Classic programs poll in `while (1) iso_poll();` without looking at the code,
  *   so it does not return in two cases: after this node left the job through a successful

@@ -152,9 +152,18 @@ class node {
   // Makes progress without blocking: executes what is due and serves other nodes. Call it
   // in long computations when the NIC runs inline (nic_mode::inline_poll). Every 64th poll
   // also checks the job, as a waiting node does, so that a loop that only polls ends too:
-  // it throws iso::error (aborted) naming a node that failed, or whose process vanished or
-  // stayed stopped past half the barrier timeout. (Checking reads the clock, which costs
-  // more than a poll that finds nothing.) A poll also sends again the dropped object calls
+  // it throws iso::error (aborted) naming
+  //   - a node that failed, at the next check;
+  //   - a node whose process ended without leaving the job (before iso::run returned on
+  //     it: _exit, a signal): "node N ended before leaving the job", within about
+  //     0.1 s of its end where this process can see that one, and at the next check once
+  //     isorun reaped it (also from another pid namespace, as in a container);
+  //   - a node whose process, where this one can see it, stayed stopped (SIGSTOP, a
+  //     debugger) past half the barrier timeout: "node N stopped responding". A shorter
+  //     stop holds up nobody that only polls, and is no failure.
+  // A node that left the job (iso::run returned on it) and then ended is the normal end:
+  // no poll reports it. (Checking reads the clock, which costs more than a poll that
+  // finds nothing.) A poll also sends again the dropped object calls
   // (iso::object_call destroyed before its result) that their owner answered "moved" when
   // that needs no wait: such a write goes into the objects order, such a read runs on the
   // replica here; a failure to send one fails the node and is thrown.

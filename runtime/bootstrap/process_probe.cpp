@@ -1,5 +1,7 @@
 #include "runtime/bootstrap/process_probe.hpp"
 
+#include <sys/stat.h>
+
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -7,6 +9,12 @@
 #include "absl/strings/str_cat.h"
 
 namespace iso::runtime {
+
+std::uint64_t own_pid_namespace() {
+  struct stat st {};
+  if (::stat("/proc/self/ns/pid", &st) != 0) return 0;
+  return static_cast<std::uint64_t>(st.st_ino);
+}
 
 process_sample probe_process(pid_t pid) {
   std::ifstream in(absl::StrCat("/proc/", pid, "/stat"));

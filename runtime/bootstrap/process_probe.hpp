@@ -19,6 +19,10 @@ struct process_sample {
   std::uint64_t start_time = 0;
 };
 
+// This process's pid namespace, as an id (the namespace's inode; 0 when /proc cannot say):
+// a pid means the same process to two processes only when their ids are equal and not 0.
+[[nodiscard]] std::uint64_t own_pid_namespace();
+
 // Reads /proc/<pid>/stat. A zombie counts as gone; a process stopped by a signal or by a
 // tracer counts as stopped.
 [[nodiscard]] process_sample probe_process(pid_t pid);

@@ -21,8 +21,9 @@ segment_bootstrap::segment_bootstrap(std::shared_ptr<comm::shm_segment> segment,
       secret_(std::move(secret)),
       own_board_(segment_->board(rank)),
       stopped_limit_(stopped_limit),
+      own_pid_namespace_(own_pid_namespace()),
       peers_(segment_->nodes()) {
-  segment_->set_process(rank_, static_cast<std::int32_t>(::getpid()));
+  segment_->set_process(rank_, static_cast<std::int32_t>(::getpid()), own_pid_namespace_);
 }
 
 absl::Status segment_bootstrap::job_status() const {
@@ -44,6 +45,11 @@ void segment_bootstrap::check_peers() const {
     const pid_t pid = segment_->process(n);
     // Nodes of this process (inproc) fail through exceptions, never by vanishing.
     if (n == rank_ || pid <= 0 || pid == self || segment_->left(n)) continue;
+    // A pid from another pid namespace (a node in a container) names another process here,
+    // or none: looking it up would take a live node for gone, or a gone one for alive.
+    // Only the launcher, which reaps it, can tell that it ended (isorun marks it then).
+    const std::uint64_t pid_namespace = segment_->process_namespace(n);
+    if (pid_namespace == 0 || pid_namespace != own_pid_namespace_) continue;
     const process_sample sample = probe_process(pid);
     peer_watch& watch = peers_[n];
     if (watch.start_time == 0 && sample.state != process_state::gone) {

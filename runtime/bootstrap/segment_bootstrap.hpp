@@ -56,6 +56,7 @@ class segment_bootstrap final : public bootstrap {
   std::string secret_;
   key_value_board own_board_;
   absl::Duration stopped_limit_;
+  std::uint64_t own_pid_namespace_;  // see process_probe.hpp
 
   // What this node last saw of each other node's process (job_status() looks now and then).
   struct peer_watch {

@@ -8,6 +8,7 @@
 //     exit-early         node 1 ends its process (status 0) before the job's end
 //     exit-holding-sched node 1 schedules a variable, then ends; node 0 reads it
 //     stop               node 1 stops itself (SIGSTOP); the others wait for it in a barrier
+//     exit-while-polled  node 1 ends its process (status 0) while the others only poll
 //     agree              every node does the same (the control: must succeed)
 #include <signal.h>
 
@@ -61,6 +62,10 @@ void run_mode(iso::node& node, std::string_view mode) {
       std::printf("node 0: read %lld\n", static_cast<long long>(read_alone(node, x)));
     }
     node.barrier();
+  } else if (mode == "exit-while-polled") {
+    node.barrier();  // every node is past its start
+    if (node.id() == 1) std::_Exit(0);
+    for (;;) node.poll();  // waits on nobody: only its looks at the job can end it
   } else if (mode == "stop") {
     if (node.id() == 1) ::raise(SIGSTOP);
     node.barrier();

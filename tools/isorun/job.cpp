@@ -21,6 +21,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
+#include "iso/error.hpp"
+#include "iso/launcher.hpp"
 #include "iso/options.hpp"
 #include "tools/isorun/guardian.hpp"
 #include "tools/isorun/job_identity.hpp"
@@ -81,6 +83,7 @@ class job {
   void read_signals();
   void reap();
   void on_node_exit(std::size_t node, int status);
+  void note_end_in_segment(std::size_t node);
   void report_failure(std::size_t node, int status);
   std::optional<std::size_t> first_reported_failure();
   void stop_leftovers();
@@ -98,12 +101,17 @@ class job {
   inherited_state inherited_;
   sigset_t handled_signals_{};
   int signal_fd_ = -1;
+  // The job's segment (shm), kept after the launch to tell the nodes of a node that ended
+  // without leaving the job.
   int shm_fd_ = -1;
   // The runtime's reports of the first node that failed: isorun reads one end, the nodes
   // hold the other (ISO_REPORT_FD). -1 for inproc, whose process is the only one to name.
   int report_read_fd_ = -1;
   int report_write_fd_ = -1;
   std::string reports_;  // what was read of it so far
+  // A node that ended without leaving the job, which isorun marked as the job's first
+  // failure in the segment: the nodes name it, and so does isorun.
+  std::optional<std::size_t> ended_first_;
   guardian guardian_;
   // A node the runtime reported as failed first, still running when another node exited
   // because of it: isorun waits until kCulpritGrace for it to exit, to name it.
@@ -255,12 +263,10 @@ void job::launch_nodes() {
     ++running_;
   }
 
-  // Every node holds its own copies now; keeping ours would only leak the segment, and
-  // hold the pipe open after the nodes are gone.
-  for (int* fd : {&shm_fd_, &report_write_fd_}) {
-    if (*fd != -1) ::close(*fd);
-    *fd = -1;
-  }
+  // Every node holds its own copy now; keeping ours would hold the pipe open after the
+  // nodes are gone. The segment's stays: isorun marks in it the nodes that end too early.
+  if (report_write_fd_ != -1) ::close(report_write_fd_);
+  report_write_fd_ = -1;
 }
 
 bool job::open_pipes(std::size_t node, node_launch* launch) {
@@ -369,6 +375,7 @@ void job::on_node_exit(std::size_t node, int status) {
   --running_;
   // A node we stopped ourselves is not another failure.
   if (stop_reason_ != stop_reason::none) return;
+  note_end_in_segment(node);
   if (culprit_) {
     // Others exit because the culprit failed; only its own end is news.
     if (node == *culprit_) report_failure(node, status);
@@ -394,6 +401,23 @@ void job::on_node_exit(std::size_t node, int status) {
   report_failure(node, status);
 }
 
+// A node whose process ended without leaving the job can never answer again, whatever its
+// exit status: the others must stop waiting for it. They would see its process gone only
+// if they share isorun's view of processes (not from another pid namespace), and a node
+// that only polls waits on nobody, so isorun marks it failed in the segment; their next
+// look at the job names it. A node that left first is the normal end and stays unmarked.
+void job::note_end_in_segment(std::size_t node) {
+  if (shm_fd_ == -1) return;
+  try {
+    if (iso::launcher::note_node_ended(shm_fd_, static_cast<std::uint32_t>(node)) ==
+        iso::launcher::node_end::failed_first) {
+      ended_first_ = node;
+    }
+  } catch (const iso::error& e) {
+    say(absl::StrFormat("cannot tell the other nodes that %s ended: %s", name_of(node), e.what()));
+  }
+}
+
 // Names `node` as the one that failed, with how it ended, and stops the job.
 void job::report_failure(std::size_t node, int status) {
   // Its last words come before our verdict on it.
@@ -415,8 +439,12 @@ void job::report_failure(std::size_t node, int status) {
   }
 }
 
-// The node the runtime reported first as failed (ISO_REPORT_FD), if any report arrived.
+// The node the runtime reported first as failed (ISO_REPORT_FD), if any report arrived, or
+// the node isorun marked as the job's first failure.
 std::optional<std::size_t> job::first_reported_failure() {
+  // The segment names one first failure to every node; a report of another on the pipe
+  // lost that race to isorun's mark.
+  if (ended_first_) return ended_first_;
   if (report_read_fd_ != -1) {
     std::array<char, 256> buffer;
     for (;;) {
