@@ -57,7 +57,16 @@ struct multicast_service::message {
 
 multicast_service::multicast_service(nic_context& nic, multicast_options options)
     : nic_(nic), options_(options), peers_(nic.topo().nodes()) {
-  for (peer& p : peers_) p.credits = options_.window;
+  for (peer& p : peers_) p.shared.credits = options_.window;
+}
+
+multicast_service::lane& multicast_service::lane_to(comm::node_id to,
+                                                    const multicast_prefix& prefix) {
+  peer& p = peers_[to];
+  if ((prefix.flags & kMulticastSequenced) == 0) return p.shared;
+  auto [it, added] = p.groups.try_emplace(prefix.group);
+  if (added) it->second.credits = options_.sequencer_window;
+  return it->second;
 }
 
 namespace {
@@ -166,23 +175,22 @@ absl::Status multicast_service::spread(const message_ptr& m) {
 }
 
 absl::Status multicast_service::send_to(comm::node_id child, const message_ptr& m) {
-  peer& p = peers_[child];
-  if (p.credits == 0 || !p.blocked.empty()) {
-    p.blocked.push_back(m);
+  lane& l = lane_to(child, m->prefix);
+  if (l.credits == 0 || !l.blocked.empty()) {
+    l.blocked.push_back(m);
     return absl::OkStatus();
   }
-  --p.credits;
+  --l.credits;
   if (absl::Status s = nic_.send(child, {.type = kData}, m->body).status(); !s.ok()) return s;
   step_done(m);
   return absl::OkStatus();
 }
 
-absl::Status multicast_service::flush_blocked(comm::node_id to) {
-  peer& p = peers_[to];
-  while (p.credits > 0 && !p.blocked.empty()) {
-    message_ptr m = std::move(p.blocked.front());
-    p.blocked.pop_front();
-    --p.credits;
+absl::Status multicast_service::flush_blocked(comm::node_id to, lane& l) {
+  while (l.credits > 0 && !l.blocked.empty()) {
+    message_ptr m = std::move(l.blocked.front());
+    l.blocked.pop_front();
+    --l.credits;
     if (absl::Status s = nic_.send(to, {.type = kData}, m->body).status(); !s.ok()) return s;
     step_done(m);
   }
@@ -236,8 +244,13 @@ void multicast_service::step_done(const message_ptr& m) {
     finished_.store(finished_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
     return;
   }
-  peer& p = peers_[m->parent];
-  if (p.owed++ == 0) owing_.push_back(m->parent);
+  lane& l = lane_to(m->parent, m->prefix);
+  if (l.owed++ == 0) {
+    owing_.push_back({.peer = m->parent,
+                      .group = (m->prefix.flags & kMulticastSequenced) != 0
+                                   ? std::optional<std::uint32_t>(m->prefix.group)
+                                   : std::nullopt});
+  }
 }
 
 absl::Status multicast_service::on_packet(comm::node_id source, const packet_header& header,
@@ -246,13 +259,34 @@ absl::Status multicast_service::on_packet(comm::node_id source, const packet_hea
     return absl::InvalidArgumentError("multicast packet from this node to itself");
   }
   if (header.type == kData) return on_data(source, body);
-  if (header.type == kCredit) {
-    peers_[source].credits += header.a;
-    return flush_blocked(source);
-  }
+  if (header.type == kCredit) return on_credit(source, header);
   if (header.type == kNumberRequest) return on_request(source, body);
   if (header.type == kNumber) return on_number(header.a, header.stamp);
   return on_progress(source, header.a, header.stamp);
+}
+
+// A credit packet's stamp names its lane: 0 the shared pool, group + 1 a sequenced group's.
+absl::Status multicast_service::on_credit(comm::node_id from, const packet_header& header) {
+  peer& p = peers_[from];
+  lane* l = &p.shared;
+  std::uint32_t limit = options_.window;
+  if (header.stamp != 0) {
+    auto it = p.groups.find(static_cast<std::uint32_t>(header.stamp - 1));
+    if (header.stamp - 1 > UINT32_MAX || it == p.groups.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("multicast credits from node %u for group %u, which this node never "
+                          "sent it",
+                          from, header.stamp - 1));
+    }
+    l = &it->second;
+    limit = options_.sequencer_window;
+  }
+  if (header.a > limit - l->credits) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "multicast credits from node %u: %u more, beyond the window of %u", from, header.a, limit));
+  }
+  l->credits += header.a;
+  return flush_blocked(from, *l);
 }
 
 absl::Status multicast_service::on_data(comm::node_id source, comm::byte_span body) {
@@ -382,8 +416,12 @@ std::string multicast_service::describe() const {
                       consumed_seen_, consumed_.load(std::memory_order_relaxed));
   for (comm::node_id i = 0; i < peers_.size(); ++i) {
     const peer& p = peers_[i];
-    out += absl::StrFormat(" peer %u: credits %u blocked %u owed %u;", i, p.credits,
-                           p.blocked.size(), p.owed);
+    out += absl::StrFormat(" peer %u: credits %u blocked %u owed %u;", i, p.shared.credits,
+                           p.shared.blocked.size(), p.shared.owed);
+    for (const auto& [g, l] : p.groups) {
+      out += absl::StrFormat(" peer %u group %u: credits %u blocked %u owed %u;", i, g, l.credits,
+                             l.blocked.size(), l.owed);
+    }
   }
   for (const auto& [g, h] : hold_backs_) {
     out += absl::StrFormat(
@@ -420,10 +458,14 @@ absl::Status multicast_service::poll(bool& did_work) {
     step_done(m);
     did_work = true;
   }
-  for (comm::node_id to : owing_) {
-    peer& p = peers_[to];
-    const std::uint32_t owed = std::exchange(p.owed, 0);
-    if (absl::Status s = nic_.send(to, {.type = kCredit, .a = owed}, {}).status(); !s.ok()) {
+  for (const owed_lane& o : owing_) {
+    peer& p = peers_[o.peer];
+    lane& l = o.group ? p.groups[*o.group] : p.shared;
+    const std::uint32_t owed = std::exchange(l.owed, 0);
+    const std::uint64_t stamp = o.group ? std::uint64_t{*o.group} + 1 : 0;
+    if (absl::Status s =
+            nic_.send(o.peer, {.type = kCredit, .a = owed, .stamp = stamp}, {}).status();
+        !s.ok()) {
       return s;
     }
     did_work = true;

@@ -7,16 +7,21 @@
 // sends it on to its own children, without that host. Every member gets the message, the
 // sender included; messages of one sender to one group arrive in the order it sent them.
 //
-// Credits. Each NIC may have `window` messages in flight to each peer, counted on the
-// receiving NIC until its host took the message (host_consumed()) and the NIC forwarded it
-// to every child; then one credit goes back to the parent that sent it. A member whose
-// host does not poll therefore stops its parent's forwarding once `window` messages wait
-// for it, which stops the parent's parent, and so on up to the senders, whose NICs decline
-// new submissions: nothing is lost and every buffer is bounded (window messages per peer,
-// plus the sender's own `window`). Binary and binomial trees within one group cannot
-// deadlock (LFC appendix A.1, as long as hosts poll); chains and overlapping groups rely on
-// the windows exceeding what is in flight, which sequenced traffic bounds (below). The host
-// keeps to its own window with host_may_submit(), so the NIC never has to decline.
+// Credits. Each NIC may have `window` unsequenced messages in flight to each peer, and
+// `sequencer_window` messages of each sequenced group (a lane of their own per group),
+// counted on the receiving NIC until its host took the message (host_consumed()) and the
+// NIC forwarded it to every child; then one credit of its lane goes back to the parent that
+// sent it. A member whose host does not poll therefore stops its parent's forwarding once
+// a lane's credits wait for it, which stops the parent's parent, and so on up to the
+// senders, whose NICs decline new submissions: nothing is lost and every buffer is bounded
+// (per peer, `window` messages plus `sequencer_window` per sequenced group, plus the
+// sender's own `window`). Binary and binomial trees within one group cannot deadlock (LFC
+// appendix A.1, as long as hosts poll). A sequenced group cannot either, in any shape and
+// beside any number of other groups: its messages wait only for its own lanes, and a cycle
+// of full lanes would need more of its messages in flight than the sequencer hands out
+// (below). Unsequenced chains and overlapping unsequenced groups, which share a peer's
+// pool, rely on the window exceeding what is in flight on a link. The host keeps to its own
+// window with host_may_submit(), so the NIC never has to decline.
 //
 // Sequenced delivery. A submission flagged sequenced takes a number from its group's
 // counter, held by the NIC of the group's sequencer node (a fetch-and-add counter answered
@@ -28,9 +33,8 @@
 // back), which fills the gap at every member and is not delivered. The counter hands out
 // number n only while n < d + `sequencer_window`, d being the fewest messages of the group
 // any member delivered (members report their progress to the sequencer's NIC): a member's
-// hold-back queue never exceeds `sequencer_window` messages, and messages of a group in
-// flight stay below the credit window while window > sequencer_window x the groups that
-// share a pair of nodes.
+// hold-back queue never exceeds `sequencer_window` messages, and no more of a group's
+// messages are in flight than its lanes' credits.
 //
 // Submission kMulticastSubmission: its payload is a multicast_prefix (root = this node;
 // sequence ignored), the members (node ids, sorted, distinct), then the message. Delivery
@@ -44,6 +48,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -118,10 +123,21 @@ class multicast_service final : public nic_service {
  private:
   struct message;
   using message_ptr = std::shared_ptr<message>;
-  struct peer {
+  // Flow control of one lane to one peer: the peer's shared pool (unsequenced multicasts)
+  // or one sequenced group's own.
+  struct lane {
     std::uint32_t credits = 0;        // messages we may still send to it
     std::deque<message_ptr> blocked;  // waiting for its credits, in order
     std::uint32_t owed = 0;           // credits we owe it
+  };
+  struct peer {
+    lane shared;
+    absl::flat_hash_map<std::uint32_t, lane> groups;  // sequenced groups' lanes, by group
+  };
+  // A lane with credits owed: the peer, and the group (sequenced) or none (shared).
+  struct owed_lane {
+    comm::node_id peer = 0;
+    std::optional<std::uint32_t> group;
   };
   // A member's view of a sequenced group.
   struct hold_back {
@@ -147,7 +163,10 @@ class multicast_service final : public nic_service {
   // Sends `m` on to its children and takes it in here (delivery or hold-back).
   [[nodiscard]] absl::Status spread(const message_ptr& m);
   [[nodiscard]] absl::Status send_to(comm::node_id child, const message_ptr& m);
-  [[nodiscard]] absl::Status flush_blocked(comm::node_id to);
+  [[nodiscard]] absl::Status flush_blocked(comm::node_id to, lane& l);
+  // The lane of `m` to `to` (a sequenced group's lane starts with sequencer_window credits).
+  [[nodiscard]] lane& lane_to(comm::node_id to, const multicast_prefix& prefix);
+  [[nodiscard]] absl::Status on_credit(comm::node_id from, const packet_header& header);
   void deliver(const message_ptr& m);
   void step_done(const message_ptr& m);
   [[nodiscard]] absl::Status take_in(const message_ptr& m);
@@ -163,7 +182,7 @@ class multicast_service final : public nic_service {
   nic_context& nic_;
   multicast_options options_;
   std::vector<peer> peers_;
-  std::vector<comm::node_id> owing_;  // peers with owed credits
+  std::vector<owed_lane> owing_;  // lanes with owed credits
   absl::flat_hash_map<std::uint32_t, hold_back> hold_backs_;
   absl::flat_hash_map<std::uint32_t, counter> counters_;
   absl::flat_hash_map<std::uint32_t, numbering> numberings_;

@@ -332,3 +332,46 @@ TEST_P(IsotachOrderedGroup, MessageAndWriteInOneIsochronAreSeenAtomically) {
 }
 
 }  // namespace
+
+// Many groups over the same nodes, every member flooding every group before it receives
+// anything: the groups' messages cross on every link, in both directions. With 8 groups of
+// 4 nodes the NICs' forwarding waited on each other's credits in a cycle (every link's
+// window full of messages waiting to go on), and the job hung in flush(); each sequenced
+// group now has credits of its own on every link.
+TEST_P(OrderedGroup, ManyOverlappingGroupsFloodingAtOnceDoNotDeadlock) {
+  constexpr std::size_t kGroups = 8;
+  constexpr std::uint32_t kEach = 100;
+  const std::vector<node_id> all = {0, 1, 2, 3};
+  for (const char* shape : {"chain", "binary"}) {
+    recorder rec;
+    iso::options o = opts();
+    o.multicast_tree = shape;
+    const int status = run_inproc(4, o, [&](iso::node& node) {
+      std::vector<iso::ordered_group> gs;
+      gs.reserve(kGroups);
+      for (std::size_t i = 0; i < kGroups; ++i) gs.emplace_back(node, all);
+      for (std::uint32_t k = 0; k < kEach; ++k) {
+        for (iso::ordered_group& g : gs) {
+          g.submit(make_message(node.id(), k, 2000));
+          g.flush();  // one multicast each: no batching hides the traffic
+        }
+      }
+      for (std::size_t i = 0; i < kGroups; ++i) {
+        std::vector<record> seq;
+        while (seq.size() < all.size() * kEach) {
+          const iso::ordered_message got = gs[i].receive();
+          std::uint32_t index = 0;
+          std::memcpy(&index, got.bytes.data(), 4);
+          seq.push_back({got.sender, index, digest(got.bytes)});
+        }
+        rec.add(static_cast<int>(i), node.id(), std::move(seq));
+      }
+      node.barrier();
+    });
+    ASSERT_EQ(status, 0) << shape;
+    for (std::size_t i = 0; i < kGroups; ++i) {
+      rec.check(static_cast<int>(i), all, kEach,
+                std::string(shape) + " group " + std::to_string(i));
+    }
+  }
+}
