@@ -470,6 +470,9 @@ class object {
       if (!r.empty()) std::memcpy(r.data(), bytes.data(), bytes.size());
       return r;
     } else {
+      static_assert(!detail::is_span_v<Result>,
+                    "a typed object call returns a run of elements as a std::vector, not a "
+                    "std::span (or reads it into one: read_into)");
       static_assert(std::is_trivially_copyable_v<Result>,
                     "typed object calls return trivially copyable results (or a std::vector "
                     "of them)");
@@ -554,7 +557,9 @@ using lambda_traits = typename lambda_traits_of<F>::type;
 // storage aligned for T, and the same span is given to the guards and the body; argument
 // bytes that leave a part of an element over are refused by the operation's unmarshal
 // (invalid_argument naming the operation and the sizes), before anything is sent or
-// applied. Result may be a std::vector<T> (T trivially copyable): its elements' bytes.
+// applied. Result may be a std::vector<T> (T trivially copyable): its elements' bytes; or a
+// std::span<const T> into the state, whose elements are copied into the result as the body
+// returns (no vector made on the way); either way the caller takes a std::vector<T>.
 // A body declared noexcept (all of an operation's bodies; their type is one) lets the
 // runtime skip the copy of the state it takes before each write whose body may throw
 // (operation::body_may_throw), which matters for a large state; a noexcept body that
@@ -567,7 +572,9 @@ using lambda_traits = typename lambda_traits_of<F>::type;
 //                if (s.by_number.size() <= k) s.by_number.resize(k + 1);
 //                s.by_number[k].assign(row.begin(), row.end());
 //              })
-//       .read(kRow, "row", [](const rows& s, std::uint64_t k) { return s.by_number.at(k); });
+//       .read(kRow, "row", [](const rows& s, std::uint64_t k) {
+//         return std::span<const std::int32_t>(s.by_number.at(k));
+//       });
 template <typename State>
 class typed_object {
  public:

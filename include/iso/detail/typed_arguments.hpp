@@ -218,20 +218,23 @@ struct operation_arguments
                 "follow the fixed-size arguments)");
 };
 
-// Appends a body's result: a trivially copyable value's bytes, or a vector's elements'.
+// Appends a body's result: a trivially copyable value's bytes, or the elements' of a
+// std::vector or of a std::span (into the state: copied here, while the body's caller
+// still holds the state as it was).
 template <typename R>
 void append_result(std::vector<std::byte>& out, const R& r) {
-  static_assert(!is_span_v<R>,
-                "a typed operation returns a std::vector<T>, not a std::span (it would point "
-                "into the state)");
-  if constexpr (is_vector_v<R>) {
-    static_assert(std::is_trivially_copyable_v<typename vector_traits<R>::element>,
-                  "a typed operation's std::vector result holds trivially copyable elements");
-    const std::span<const std::byte> raw = std::as_bytes(std::span(r));
+  if constexpr (is_elements_v<R>) {
+    const std::span elements(r);
+    static_assert(
+        std::is_trivially_copyable_v<
+            std::remove_const_t<typename decltype(elements)::element_type>>,
+        "a typed operation's std::vector or std::span result holds trivially copyable elements");
+    const std::span<const std::byte> raw = std::as_bytes(elements);
     out.insert(out.end(), raw.begin(), raw.end());
   } else {
     static_assert(std::is_trivially_copyable_v<R>,
-                  "typed operations return trivially copyable values or a std::vector of them");
+                  "typed operations return trivially copyable values or a std::vector or "
+                  "std::span of them");
     const std::size_t at = out.size();
     out.resize(at + sizeof(R));
     std::memcpy(out.data() + at, &r, sizeof(R));

@@ -27,7 +27,7 @@ using iso::test::expect_error;
 using iso::test::run_inproc;
 
 constexpr iso::operation_id kPut = 0, kRow = 1, kFind = 2, kSum = 3, kLength = 4, kAligned = 5,
-                            kRows = 6;
+                            kRows = 6, kReversed = 7;
 constexpr std::uint64_t kNotFound = std::numeric_limits<std::uint64_t>::max();
 
 // Rows of 32-bit values by number, and the total of every sum() call.
@@ -44,7 +44,7 @@ struct alignment_report {
 using find_guard = bool (*)(const rows_state&, std::span<const std::int32_t>);
 using find_body = std::uint64_t (*)(const rows_state&, std::span<const std::int32_t>);
 using row_guard = bool (*)(const rows_state&, std::uint64_t);
-using row_body = std::vector<std::int32_t> (*)(const rows_state&, std::uint64_t);
+using row_body = std::span<const std::int32_t> (*)(const rows_state&, std::uint64_t);
 
 std::uint64_t key_of(const rows_state& s, std::span<const std::int32_t> want) {
   for (const auto& [k, row] : s.rows) {
@@ -59,11 +59,18 @@ iso::object_type make_rows_type() {
              [](rows_state& s, std::uint64_t k, std::span<const std::int32_t> row) noexcept {
                s.rows[k].assign(row.begin(), row.end());
              })
-      // Waits until row k is there.
+      // Waits until row k is there; the body's span into the state becomes the result.
       .read(kRow, "row",
             std::vector<std::pair<row_guard, row_body>>{
                 {[](const rows_state& s, std::uint64_t k) { return s.rows.contains(k); },
-                 [](const rows_state& s, std::uint64_t k) { return s.rows.at(k); }}})
+                 [](const rows_state& s, std::uint64_t k) {
+                   return std::span<const std::int32_t>(s.rows.at(k));
+                 }}})
+      .read(kReversed, "reversed",
+            [](const rows_state& s, std::uint64_t k) {
+              const std::vector<std::int32_t>& row = s.rows.at(k);
+              return std::vector<std::int32_t>(row.rbegin(), row.rend());
+            })
       // Waits until some row equals the argument; its number.
       .read(kFind, "find",
             std::vector<std::pair<find_guard, find_body>>{
@@ -155,6 +162,8 @@ TEST_P(TypedSpans, RowsRoundTripThroughSpanArgumentsAndVectorResults) {
     std::vector<std::int32_t> into(2, -1);
     rows.read_into(kRow, std::span(into), std::uint64_t{4});
     got.push_back(into);
+    EXPECT_EQ(rows.read<std::vector<std::int32_t>>(kReversed, std::uint64_t{1}),
+              (std::vector<std::int32_t>{3, -2, 1}));
     EXPECT_EQ(rows.read<std::uint64_t>(kLength, std::uint64_t{2}), 0u);
 
     // A span as the only argument, through a write (to the owner, for a single copy).
