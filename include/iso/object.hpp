@@ -609,6 +609,37 @@ class typed_object {
     return add_guarded<Guard, Body>(id, std::move(name), operation_kind::read,
                                     std::move(alternatives));
   }
+  // Each of the above with `check`, a function of the operation's arguments alone
+  // (`(Args...) -> void`, as the body takes them, without the state) that the operation's
+  // unmarshal runs once it has decoded them: it throws iso::error (invalid_argument, saying
+  // what is wrong) to refuse arguments, on the caller before anything is sent, so that
+  // nothing is applied anywhere, and the body may rely on them (and be noexcept).
+  //
+  //   .write(kPut, "put", [](rows& s, std::uint64_t slot, std::span<const double> row)
+  //          noexcept { ... },
+  //          [](std::uint64_t slot, std::span<const double>) { if (slot >= kSlots) throw ...; })
+  template <typename Body, typename Check>
+  typed_object& write(operation_id id, std::string name, Body body, Check check) {
+    return add_guarded<std::nullptr_t, Body>(id, std::move(name), operation_kind::write,
+                                             {{nullptr, std::move(body)}}, std::move(check));
+  }
+  template <typename Body, typename Check>
+  typed_object& read(operation_id id, std::string name, Body body, Check check) {
+    return add_guarded<std::nullptr_t, Body>(id, std::move(name), operation_kind::read,
+                                             {{nullptr, std::move(body)}}, std::move(check));
+  }
+  template <typename Guard, typename Body, typename Check>
+  typed_object& write(operation_id id, std::string name,
+                      std::vector<std::pair<Guard, Body>> alternatives, Check check) {
+    return add_guarded<Guard, Body>(id, std::move(name), operation_kind::write,
+                                    std::move(alternatives), std::move(check));
+  }
+  template <typename Guard, typename Body, typename Check>
+  typed_object& read(operation_id id, std::string name,
+                     std::vector<std::pair<Guard, Body>> alternatives, Check check) {
+    return add_guarded<Guard, Body>(id, std::move(name), operation_kind::read,
+                                    std::move(alternatives), std::move(check));
+  }
 
   [[nodiscard]] const object_type& type() const { return type_; }
 
@@ -650,9 +681,10 @@ class typed_object {
     return f;
   }
 
-  template <typename Guard, typename Body>
+  template <typename Guard, typename Body, typename Check = std::nullptr_t>
   typed_object& add_guarded(operation_id id, std::string name, operation_kind kind,
-                            std::vector<std::pair<Guard, Body>> alternatives) {
+                            std::vector<std::pair<Guard, Body>> alternatives,
+                            Check check = nullptr) {
     using traits = detail::lambda_traits<Body>;
     using arguments = typename traits::args;
     using decoded = typename arguments::decoded;
@@ -661,8 +693,11 @@ class typed_object {
     op.id = id;
     op.name = std::move(name);
     op.kind = kind;
-    op.unmarshal = [name = op.name](std::span<const std::byte> bytes) -> decoded_arguments {
-      return decoded_arguments(arguments::unpack(bytes, name));
+    op.unmarshal = [name = op.name, check = std::move(check)](
+                       std::span<const std::byte> bytes) -> decoded_arguments {
+      decoded args = arguments::unpack(bytes, name);
+      if constexpr (!std::is_same_v<Check, std::nullptr_t>) arguments::apply(check, args);
+      return decoded_arguments(std::move(args));
     };
     op.body_may_throw = !traits::nothrow;
     for (auto& [guard, body] : alternatives) {

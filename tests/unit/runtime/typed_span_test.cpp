@@ -1,7 +1,8 @@
 // Typed object operations whose last argument is a std::span of a run-time length and whose
 // result may be a std::vector (iso/object.hpp, typed_object): round trips on two in-process
 // nodes for a replica and for a single copy on the other node, an empty span, a guard that
-// looks at the span, argument bytes that are not whole elements (refused, nothing applied),
+// looks at the span, argument bytes that are not whole elements or that the operation's check
+// refuses (refused, nothing applied),
 // results of the wrong size, and the bytes of a fixed-size call, which did not change.
 #include <gtest/gtest.h>
 
@@ -12,6 +13,7 @@
 #include <map>
 #include <mutex>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "iso/iso.hpp"
@@ -28,6 +30,7 @@ using iso::test::run_inproc;
 
 constexpr iso::operation_id kPut = 0, kRow = 1, kFind = 2, kSum = 3, kLength = 4, kAligned = 5,
                             kRows = 6, kReversed = 7;
+constexpr std::uint64_t kRowsAtMost = 1000;
 constexpr std::uint64_t kNotFound = std::numeric_limits<std::uint64_t>::max();
 
 // Rows of 32-bit values by number, and the total of every sum() call.
@@ -55,10 +58,19 @@ std::uint64_t key_of(const rows_state& s, std::span<const std::int32_t> want) {
 
 iso::object_type make_rows_type() {
   return iso::typed_object<rows_state>("Rows")
-      .write(kPut, "put",
-             [](rows_state& s, std::uint64_t k, std::span<const std::int32_t> row) noexcept {
-               s.rows[k].assign(row.begin(), row.end());
-             })
+      .write(
+          kPut, "put",
+          [](rows_state& s, std::uint64_t k, std::span<const std::int32_t> row) noexcept {
+            s.rows[k].assign(row.begin(), row.end());
+          },
+          // Refused before anything is sent: the body need not look (and cannot throw).
+          [](std::uint64_t k, std::span<const std::int32_t>) {
+            if (k >= kRowsAtMost) {
+              throw iso::error(error_code::invalid_argument, "put: row " + std::to_string(k) +
+                                                                 " is beyond the last row " +
+                                                                 std::to_string(kRowsAtMost - 1));
+            }
+          })
       // Waits until row k is there; the body's span into the state becomes the result.
       .read(kRow, "row",
             std::vector<std::pair<row_guard, row_body>>{
@@ -204,6 +216,11 @@ TEST_P(TypedSpans, BadElementBytesAndWrongResultSizesAreRefused) {
                  "operation 0 (put): arguments of 14 bytes: put takes 8 bytes of fixed-size "
                  "arguments and then whole elements of 4 bytes, not 14 bytes",
                  [&] { rows.invoke(kPut, bytes_of(7, 6)); });
+    // Arguments the operation's check refuses.
+    expect_error(error_code::invalid_argument,
+                 "operation 0 (put): arguments of 12 bytes: put: row 5000 is beyond the last row "
+                 "999",
+                 [&] { rows.call<void>(kPut, std::uint64_t{5000}, std::vector<std::int32_t>{1}); });
     // Fewer bytes than the fixed-size arguments.
     expect_error(error_code::invalid_argument,
                  "put takes 8 bytes of fixed-size arguments and then whole elements of 4 bytes, "
@@ -240,6 +257,8 @@ TEST(TypedSpanUnmarshal, RefusesBytesThatAreNotWholeElements) {
                "put takes 8 bytes of fixed-size arguments and then whole elements of 4 bytes, "
                "not 11 bytes",
                [&] { (void)put->unmarshal(bytes_of(1, 3)); });
+  expect_error(error_code::invalid_argument, "put: row 1000 is beyond the last row 999",
+               [&] { (void)put->unmarshal(bytes_of(1000, 4)); });
   // Whole elements, none of them, are an empty span.
   EXPECT_NO_THROW((void)put->unmarshal(bytes_of(1, 0)));
   EXPECT_NO_THROW((void)put->unmarshal(bytes_of(1, 8)));
