@@ -1,9 +1,9 @@
 // Typed object operations whose last argument is a std::span of a run-time length and whose
 // result may be a std::vector (iso/object.hpp, typed_object): round trips on two in-process
 // nodes for a replica and for a single copy on the other node, an empty span, a guard that
-// looks at the span, argument bytes that are not whole elements or that the operation's check
-// refuses (refused, nothing applied),
-// results of the wrong size, and the bytes of a fixed-size call, which did not change.
+// looks at the span, argument bytes that are not whole elements or that the operation's
+// check refuses (refused, nothing applied), results of the wrong size, and the bytes of a
+// fixed-size call, which did not change.
 #include <gtest/gtest.h>
 
 #include <algorithm>
