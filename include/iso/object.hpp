@@ -289,10 +289,9 @@ class object_call {
 
 // A started call whose result is decoded as R when taken: object::start<R>() (result bytes
 // copied into a trivially copyable R, a std::vector of trivially copyable elements, or
-// void) and generated proxies' OpAsync() (the result
-// message unmarshaled) make them. ready() and dropping are as object_call's; get() returns
-// the value and throws, besides what object_call::get() throws, invalid_argument for a
-// result that does not decode as R.
+// void) and generated proxies' OpAsync() (the result message unmarshaled) make them.
+// ready() and dropping are as object_call's; get() returns the value and throws, besides
+// what object_call::get() throws, invalid_argument for a result that does not decode as R.
 template <typename R>
 class pending {
  public:
