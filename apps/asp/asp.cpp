@@ -8,20 +8,17 @@
 // --check every node publishes its final rows through a second object of the same type
 // and node 0 compares the whole matrix with the sequential run's.
 //
-// Rows are variable-length arguments, which the typed layer (trivially copyable arguments)
-// does not take, so the type is built at the runtime level with its own unmarshal.
-//
 //   isorun -n 2 -- asp --n 512 --check
+#include <cstdint>
 #include <cstdio>
-#include <cstring>
 #include <iso/iso.hpp>
 #include <optional>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "apps/asp/asp_kernel.hpp"
 #include "apps/common/command_line.hpp"
-#include "apps/common/object_state.hpp"
 #include "apps/common/partition.hpp"
 #include "apps/common/report.hpp"
 
@@ -34,90 +31,36 @@ struct rows_state {
   std::vector<std::vector<std::int32_t>> rows;
 };
 
-struct put_arguments {
-  std::uint64_t k = 0;
-  std::vector<std::int32_t> row;
-};
+using row_guard = bool (*)(const rows_state&, std::uint64_t);
+using row_body = std::span<const std::int32_t> (*)(const rows_state&, std::uint64_t);
 
-std::vector<std::byte> put_bytes(std::uint64_t k, std::span<const std::int32_t> row) {
-  return iso::apps::argument_bytes(k, row);
-}
-
-std::vector<std::byte> row_bytes(std::uint64_t k) { return iso::apps::argument_bytes(k); }
-
+// put(k, row) stores row k; row(k) waits until it is there. The put cannot fail, so no copy
+// of the rows is taken before it (noexcept).
 iso::object_type make_rows_type() {
-  iso::object_type type("AspRows", iso::apps::default_state<rows_state>("AspRows"));
-
-  iso::operation put;
-  put.id = kPut;
-  put.name = "put";
-  put.kind = iso::operation_kind::write;
-  put.body_may_throw = false;
-  put.unmarshal = [](std::span<const std::byte> bytes) -> iso::decoded_arguments {
-    put_arguments args;
-    if (bytes.size() < sizeof args.k + sizeof(std::int32_t) ||
-        (bytes.size() - sizeof args.k) % sizeof(std::int32_t) != 0) {
-      throw iso::error(iso::error_code::invalid_argument,
-                       iso::apps::format("put takes a row number and a whole, non-empty row of "
-                                         "32-bit distances, not %zu bytes",
-                                         bytes.size()));
-    }
-    std::memcpy(&args.k, bytes.data(), sizeof args.k);
-    args.row.resize((bytes.size() - sizeof args.k) / sizeof(std::int32_t));
-    std::memcpy(args.row.data(), bytes.data() + sizeof args.k,
-                args.row.size() * sizeof(std::int32_t));
-    return args;
-  };
-  put.alternatives.push_back(
-      {{}, [](void* s, const iso::decoded_arguments& a, std::vector<std::byte>&) {
-         auto& rows = static_cast<rows_state*>(s)->rows;
-         const auto& args = std::any_cast<const put_arguments&>(a);
-         if (rows.size() <= args.k) rows.resize(args.k + 1);
-         rows[args.k] = args.row;
-       }});
-  type.add(std::move(put));
-
-  iso::operation row;
-  row.id = kRow;
-  row.name = "row";
-  row.kind = iso::operation_kind::read;
-  row.body_may_throw = false;
-  row.unmarshal = [](std::span<const std::byte> bytes) -> iso::decoded_arguments {
-    std::uint64_t k = 0;
-    if (bytes.size() != sizeof k) {
-      throw iso::error(
-          iso::error_code::invalid_argument,
-          iso::apps::format("row takes a 64-bit row number, not %zu bytes", bytes.size()));
-    }
-    std::memcpy(&k, bytes.data(), sizeof k);
-    return k;
-  };
-  // Waits until row k is there.
-  row.alternatives.push_back(
-      {[](const void* s, const iso::decoded_arguments& a) {
-         const auto& rows = static_cast<const rows_state*>(s)->rows;
-         const auto k = std::any_cast<std::uint64_t>(a);
-         return k < rows.size() && !rows[k].empty();
-       },
-       [](void* s, const iso::decoded_arguments& a, std::vector<std::byte>& out) {
-         const auto& r = static_cast<const rows_state*>(s)->rows[std::any_cast<std::uint64_t>(a)];
-         out.resize(r.size() * sizeof(std::int32_t));
-         std::memcpy(out.data(), r.data(), out.size());
-       }});
-  type.add(std::move(row));
-  return type;
+  return iso::typed_object<rows_state>("AspRows")
+      .write(kPut, "put",
+             [](rows_state& s, std::uint64_t k, std::span<const std::int32_t> row) noexcept {
+               if (s.rows.size() <= k) s.rows.resize(k + 1);
+               s.rows[k].assign(row.begin(), row.end());
+             })
+      .read(kRow, "row",
+            std::vector<std::pair<row_guard, row_body>>{
+                {[](const rows_state& s, std::uint64_t k) {
+                   return k < s.rows.size() && !s.rows[k].empty();
+                 },
+                 [](const rows_state& s, std::uint64_t k) {
+                   return std::span<const std::int32_t>(s.rows[k]);
+                 }}})
+      .type();
 }
 
-// Row k from `rows`, waiting until it is there; `n` distances.
-void read_row(iso::object& rows, std::uint64_t k, std::span<std::int32_t> into) {
-  const std::vector<std::byte> bytes = rows.invoke_read(kRow, row_bytes(k));
-  if (bytes.size() != into.size_bytes()) {
-    throw iso::error(
-        iso::error_code::data_loss,
-        iso::apps::format("asp: row %llu has %zu bytes, not %zu",
-                          static_cast<unsigned long long>(k), bytes.size(), into.size_bytes()));
-  }
-  std::memcpy(into.data(), bytes.data(), bytes.size());
+void put_row(iso::object& rows, std::size_t k, std::span<const std::int32_t> row) {
+  rows.call<void>(kPut, std::uint64_t{k}, row);
+}
+
+// Row k from `rows` into `into` (as many distances as a row has), waiting until it is there.
+void read_row(iso::object& rows, std::size_t k, std::span<std::int32_t> into) {
+  rows.read_into(kRow, into, std::uint64_t{k});
 }
 
 std::string too_many_nodes(unsigned nodes, long n) {
@@ -164,7 +107,7 @@ int main(int argc, char** argv) {
         through = std::span<const std::int32_t>(d).subspan((k - own.begin) * size, size);
         if (nodes > 1) {
           timer.enter("publish");
-          published.invoke(kPut, put_bytes(k, through));
+          put_row(published, k, through);
         }
       } else {
         timer.enter("wait for row");
@@ -188,8 +131,7 @@ int main(int argc, char** argv) {
     iso::object results(node, rows_type, {.placement = iso::object_placement::replicated});
     if (me != 0) {
       for (std::size_t i = own.begin; i < own.end; ++i) {
-        results.invoke(kPut, put_bytes(i, std::span<const std::int32_t>(d).subspan(
-                                              (i - own.begin) * size, size)));
+        put_row(results, i, std::span<const std::int32_t>(d).subspan((i - own.begin) * size, size));
       }
       return;
     }

@@ -69,7 +69,7 @@ int main(int argc, char** argv) {
     std::int64_t round = 0;
     std::uint64_t sent = 0;  // in this round
     std::uint64_t sent_total = 0;
-    std::vector<iso::object_call> puts;  // this round's, waited for before its report
+    std::vector<iso::pending<void>> puts;  // this round's, waited for before its report
     // Starts the puts of every outbox holding at least `at_least` events.
     const auto send = [&](awari::layer_analysis& layer, std::size_t at_least) {
       for (std::uint32_t to = 0; to < nodes; ++to) {
@@ -97,7 +97,7 @@ int main(int argc, char** argv) {
         layer.run(every_so_often);
         timer.enter("send");
         send(layer, 1);
-        for (iso::object_call& put : puts) put.get();
+        for (iso::pending<void>& put : puts) put.get();
         puts.clear();
         sent_total += sent;
         timer.enter("round end");

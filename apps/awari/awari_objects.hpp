@@ -31,7 +31,7 @@ inline constexpr std::size_t kValuesPerCall = 32768;
 // Mailbox: puts `events` for round `round` (the caller waits for none of them: the calls are
 // returned, to be waited for before the round is reported).
 void put_events(iso::object& mailbox, std::int64_t round, std::span<const event> events,
-                std::vector<iso::object_call>& calls);
+                std::vector<iso::pending<void>>& calls);
 // Mailbox: every event put for `round`, emptied out of it.
 [[nodiscard]] std::vector<event> take_events(iso::object& mailbox, std::int64_t round);
 

@@ -19,14 +19,12 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
-#include <cstring>
 #include <iso/iso.hpp>
 #include <optional>
 #include <span>
 #include <vector>
 
 #include "apps/common/command_line.hpp"
-#include "apps/common/object_state.hpp"
 #include "apps/common/partition.hpp"
 #include "apps/common/report.hpp"
 #include "apps/leq/leq_kernel.hpp"
@@ -35,7 +33,12 @@ namespace {
 
 constexpr iso::operation_id kPut = 0, kGet = 1;
 
-// Two iterates, by the parity of their iteration number; `parts` counts the blocks put.
+// The most unknowns (--n), so the most entries a block may reach.
+constexpr std::uint64_t kMaxEntries = 4096;
+
+// Two iterates, by the parity of their iteration number; `parts` counts the blocks put. An
+// iterate grows to cover the blocks put into it, so that it has n entries once every node
+// put its block of an iteration.
 struct vector_state {
   struct slot {
     std::uint64_t iteration = ~std::uint64_t{0};
@@ -45,135 +48,62 @@ struct vector_state {
   std::array<slot, 2> slots;
 };
 
-struct put_header {
+struct block_at {
   std::uint64_t iteration = 0;
   std::uint64_t first = 0;  // the block's first entry
-};
-struct put_arguments {
-  put_header at;
-  std::vector<double> values;
 };
 struct get_arguments {
   std::uint64_t iteration = 0;
   std::uint64_t parts = 0;  // the number of blocks that make a whole iterate
 };
 
-std::vector<std::byte> put_bytes(put_header at, std::span<const double> values) {
-  return iso::apps::argument_bytes(at, values);
-}
+using get_guard = bool (*)(const vector_state&, get_arguments);
+using get_body = std::span<const double> (*)(const vector_state&, get_arguments);
 
-std::vector<std::byte> get_bytes(get_arguments args) { return iso::apps::argument_bytes(args); }
-
-// The type of an n-entry iterate; n comes with the creation as initial bytes.
+// put(at, block) stores a block of iteration at.iteration; get(iteration, parts) waits until
+// `parts` blocks of the iteration are in and returns the iterate. A block is checked before
+// the put goes out (a whole, non-empty block within the most entries), so the put cannot
+// fail and no copy of the two iterates is taken before it.
 iso::object_type make_vector_type() {
-  iso::state_functions state;
-  state.create = [](std::span<const std::byte> initial) -> void* {
-    std::uint64_t n = 0;
-    if (initial.size() != sizeof n) {
-      throw iso::error(iso::error_code::invalid_argument,
-                       iso::apps::format("LeqVector takes its length (8 bytes) as initial "
-                                         "bytes, not %zu bytes",
-                                         initial.size()));
-    }
-    std::memcpy(&n, initial.data(), sizeof n);
-    auto* s = new vector_state();
-    for (vector_state::slot& slot : s->slots) slot.x.assign(n, 0.0);
-    return s;
-  };
-  state.destroy = [](void* s) { delete static_cast<vector_state*>(s); };
-  state.clone = [](const void* s) -> void* {
-    return new vector_state(*static_cast<const vector_state*>(s));
-  };
-  iso::object_type type("LeqVector", std::move(state));
-
-  iso::operation put;
-  put.id = kPut;
-  put.name = "put";
-  put.kind = iso::operation_kind::write;
-  put.unmarshal = [](std::span<const std::byte> bytes) -> iso::decoded_arguments {
-    put_arguments args;
-    if (bytes.size() < sizeof args.at + sizeof(double) ||
-        (bytes.size() - sizeof args.at) % sizeof(double) != 0) {
-      throw iso::error(iso::error_code::invalid_argument,
-                       iso::apps::format("put takes an iteration, a first entry and a whole, "
-                                         "non-empty block of doubles, not %zu bytes",
-                                         bytes.size()));
-    }
-    std::memcpy(&args.at, bytes.data(), sizeof args.at);
-    args.values.resize((bytes.size() - sizeof args.at) / sizeof(double));
-    std::memcpy(args.values.data(), bytes.data() + sizeof args.at,
-                args.values.size() * sizeof(double));
-    return args;
-  };
-  // A block beyond the end throws, which leaves every replica as it was (the state is
-  // copied before each put for that; a copy of two iterates is cheap beside an iteration).
-  put.alternatives.push_back(
-      {{}, [](void* s, const iso::decoded_arguments& a, std::vector<std::byte>&) {
-         const auto& args = std::any_cast<const put_arguments&>(a);
-         vector_state::slot& slot = static_cast<vector_state*>(s)->slots[args.at.iteration % 2];
-         if (args.at.first > slot.x.size() || args.values.size() > slot.x.size() - args.at.first) {
-           throw iso::error(iso::error_code::invalid_argument,
-                            iso::apps::format("put: entries %llu to %llu are beyond the %zu of x",
-                                              static_cast<unsigned long long>(args.at.first),
-                                              static_cast<unsigned long long>(
-                                                  args.at.first + args.values.size() - 1),
-                                              slot.x.size()));
-         }
-         if (slot.iteration != args.at.iteration) {
-           slot.iteration = args.at.iteration;
-           slot.parts = 0;
-         }
-         std::copy(args.values.begin(), args.values.end(),
-                   slot.x.begin() + static_cast<std::ptrdiff_t>(args.at.first));
-         ++slot.parts;
-       }});
-  type.add(std::move(put));
-
-  iso::operation get;
-  get.id = kGet;
-  get.name = "get";
-  get.kind = iso::operation_kind::read;
-  get.body_may_throw = false;
-  get.unmarshal = [](std::span<const std::byte> bytes) -> iso::decoded_arguments {
-    get_arguments args;
-    if (bytes.size() != sizeof args) {
-      throw iso::error(iso::error_code::invalid_argument,
-                       iso::apps::format("get takes an iteration and a number of blocks (16 "
-                                         "bytes), not %zu bytes",
-                                         bytes.size()));
-    }
-    std::memcpy(&args, bytes.data(), sizeof args);
-    return args;
-  };
-  // Waits until every block of the iteration is in.
-  get.alternatives.push_back(
-      {[](const void* s, const iso::decoded_arguments& a) {
-         const auto args = std::any_cast<get_arguments>(a);
-         const vector_state::slot& slot =
-             static_cast<const vector_state*>(s)->slots[args.iteration % 2];
-         return slot.iteration == args.iteration && slot.parts >= args.parts;
-       },
-       [](void* s, const iso::decoded_arguments& a, std::vector<std::byte>& out) {
-         const auto args = std::any_cast<get_arguments>(a);
-         const std::vector<double>& x =
-             static_cast<const vector_state*>(s)->slots[args.iteration % 2].x;
-         out.resize(x.size() * sizeof(double));
-         std::memcpy(out.data(), x.data(), out.size());
-       }});
-  type.add(std::move(get));
-  return type;
+  return iso::typed_object<vector_state>("LeqVector")
+      .write(
+          kPut, "put",
+          [](vector_state& s, block_at at, std::span<const double> block) noexcept {
+            vector_state::slot& slot = s.slots[at.iteration % 2];
+            if (slot.iteration != at.iteration) {
+              slot.iteration = at.iteration;
+              slot.parts = 0;
+            }
+            if (slot.x.size() < at.first + block.size()) slot.x.resize(at.first + block.size());
+            std::copy(block.begin(), block.end(),
+                      slot.x.begin() + static_cast<std::ptrdiff_t>(at.first));
+            ++slot.parts;
+          },
+          [](block_at at, std::span<const double> block) {
+            if (block.empty() || at.first > kMaxEntries || block.size() > kMaxEntries - at.first) {
+              throw iso::error(
+                  iso::error_code::invalid_argument,
+                  iso::apps::format("put: a block of %zu entries from entry %llu is empty or "
+                                    "beyond the %llu entries an iterate may have",
+                                    block.size(), static_cast<unsigned long long>(at.first),
+                                    static_cast<unsigned long long>(kMaxEntries)));
+            }
+          })
+      .read(kGet, "get",
+            std::vector<std::pair<get_guard, get_body>>{
+                {[](const vector_state& s, get_arguments args) {
+                   const vector_state::slot& slot = s.slots[args.iteration % 2];
+                   return slot.iteration == args.iteration && slot.parts >= args.parts;
+                 },
+                 [](const vector_state& s, get_arguments args) {
+                   return std::span<const double>(s.slots[args.iteration % 2].x);
+                 }}})
+      .type();
 }
 
 // The whole iterate of `iteration` from `vector`, waiting until every block is in.
 void get_iterate(iso::object& vector, get_arguments args, std::span<double> into) {
-  const std::vector<std::byte> bytes = vector.invoke_read(kGet, get_bytes(args));
-  if (bytes.size() != into.size_bytes()) {
-    throw iso::error(iso::error_code::data_loss,
-                     iso::apps::format("leq: iterate %llu has %zu bytes, not %zu",
-                                       static_cast<unsigned long long>(args.iteration),
-                                       bytes.size(), into.size_bytes()));
-  }
-  std::memcpy(into.data(), bytes.data(), bytes.size());
+  vector.read_into(kGet, into, args);
 }
 
 std::string too_many_nodes(unsigned nodes, long n) {
@@ -194,7 +124,7 @@ int main(int argc, char** argv) {
   command_line cli("leq",
                    "Jacobi iteration for a seeded diagonally dominant Ax = b, every node's block "
                    "of x put through a replicated object each iteration");
-  cli.add_count("--n", n, 1, 4096, "unknowns");
+  cli.add_count("--n", n, 1, static_cast<long>(kMaxEntries), "unknowns");
   cli.add_count("--iterations", iterations, 1, 1'000'000, "most iterations");
   cli.add_count("--digits", digits, 1, 15,
                 "stop once no entry of x changes by 10^-digits or more in an iteration");
@@ -215,11 +145,7 @@ int main(int argc, char** argv) {
     const auto sys_seed = static_cast<std::uint64_t>(seed);
     const std::vector<double> rows = leq::make_rows(size, sys_seed, own.begin, own.size());
     const std::vector<double> rhs = leq::make_rhs(size, sys_seed, own.begin, own.size());
-    std::vector<std::byte> length(sizeof(std::uint64_t));
-    const std::uint64_t entries = size;
-    std::memcpy(length.data(), &entries, sizeof entries);
-    iso::object vector(node, vector_type,
-                       {.placement = iso::object_placement::replicated, .initial = length});
+    iso::object vector(node, vector_type, {.placement = iso::object_placement::replicated});
 
     const double tolerance = leq::tolerance_of(digits);
     std::vector<double> x(size, 0.0), next(size, 0.0);
@@ -237,10 +163,11 @@ int main(int argc, char** argv) {
         timer.enter("put block");
         // Waiting for the put is waiting for this node's replica to apply it, in the
         // job-wide order; the guarded get below waits for that and the others' puts anyway.
-        iso::object_call put = vector.start(kPut, put_bytes({k, own.begin}, mine));
+        iso::pending<void> put =
+            vector.start<void>(kPut, block_at{k, own.begin}, std::span<const double>(mine));
         timer.enter("get iterate");
         get_iterate(vector, {k, nodes}, next);
-        (void)put.get();
+        put.get();
       }
       timer.enter("iterate");
       change = leq::max_change(x, next);

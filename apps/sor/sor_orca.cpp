@@ -18,13 +18,9 @@
 // but was the slower on two nodes (see the README). With --check every node puts its rows into an
 // object on node 0, which compares the whole grid with the sequential run's, bit for bit.
 //
-// Rows are variable-length arguments, which the typed layer (trivially copyable arguments)
-// does not take, so the type is built at the runtime level with its own unmarshal.
-//
 //   isorun -n 2 -- sor-orca --n 1024 --iterations 200 --check
 #include <algorithm>
 #include <cstdio>
-#include <cstring>
 #include <deque>
 #include <iso/iso.hpp>
 #include <optional>
@@ -32,7 +28,6 @@
 #include <vector>
 
 #include "apps/common/command_line.hpp"
-#include "apps/common/object_state.hpp"
 #include "apps/common/partition.hpp"
 #include "apps/common/report.hpp"
 #include "apps/sor/sor_kernel.hpp"
@@ -59,111 +54,53 @@ struct slot_key {
   std::uint64_t stamp = 0;
 };
 
-struct put_arguments {
-  slot_key key;
-  std::vector<double> row;
-};
-
-slot_key read_key(std::span<const std::byte> bytes, const char* op) {
-  slot_key key;
-  if (bytes.size() < sizeof key) {
-    throw iso::error(
-        iso::error_code::invalid_argument,
-        iso::apps::format("%s takes a slot and a stamp (16 bytes) first, not %zu bytes", op,
-                          bytes.size()));
-  }
-  std::memcpy(&key, bytes.data(), sizeof key);
+// Refuses a slot beyond the last, before the call goes anywhere.
+void check_slot(slot_key key) {
   if (key.slot >= kMaxSlots) {
     throw iso::error(iso::error_code::invalid_argument,
-                     iso::apps::format("%s: slot %llu is beyond the last slot %llu", op,
+                     iso::apps::format("slot %llu is beyond the last slot %llu",
                                        static_cast<unsigned long long>(key.slot),
                                        static_cast<unsigned long long>(kMaxSlots - 1)));
   }
-  return key;
 }
 
-std::vector<std::byte> put_bytes(slot_key key, std::span<const double> row) {
-  return iso::apps::argument_bytes(key, row);
-}
+using get_guard = bool (*)(const row_slots&, slot_key);
+using get_body = std::span<const double> (*)(const row_slots&, slot_key);
 
-std::vector<std::byte> key_bytes(slot_key key) { return iso::apps::argument_bytes(key); }
-
+// put(key, row) fills a slot; get(key) waits until the slot holds the row of that stamp.
+// A put cannot fail once its slot is checked, so no copy of the slots is taken before it.
 iso::object_type make_row_type() {
-  iso::object_type type("SorRows", iso::apps::default_state<row_slots>("SorRows"));
+  return iso::typed_object<row_slots>("SorRows")
+      .write(
+          kPut, "put",
+          [](row_slots& s, slot_key key, std::span<const double> row) noexcept {
+            if (s.slots.size() <= key.slot) s.slots.resize(key.slot + 1);
+            row_slots::slot& into = s.slots[key.slot];
+            into.filled = true;
+            into.stamp = key.stamp;
+            into.row.assign(row.begin(), row.end());
+          },
+          [](slot_key key, std::span<const double>) { check_slot(key); })
+      .read(kGet, "get",
+            std::vector<std::pair<get_guard, get_body>>{
+                {[](const row_slots& s, slot_key key) {
+                   return key.slot < s.slots.size() && s.slots[key.slot].filled &&
+                          s.slots[key.slot].stamp == key.stamp;
+                 },
+                 [](const row_slots& s, slot_key key) {
+                   return std::span<const double>(s.slots[key.slot].row);
+                 }}},
+            check_slot)
+      .type();
+}
 
-  iso::operation put;
-  put.id = kPut;
-  put.name = "put";
-  put.kind = iso::operation_kind::write;
-  put.body_may_throw = false;
-  put.unmarshal = [](std::span<const std::byte> bytes) -> iso::decoded_arguments {
-    put_arguments args;
-    args.key = read_key(bytes, "put");
-    const std::span<const std::byte> values = bytes.subspan(sizeof args.key);
-    if (values.empty() || values.size() % sizeof(double) != 0) {
-      throw iso::error(iso::error_code::invalid_argument,
-                       iso::apps::format("put takes a whole, non-empty row of doubles after "
-                                         "its slot and stamp, not %zu bytes",
-                                         values.size()));
-    }
-    args.row.resize(values.size() / sizeof(double));
-    std::memcpy(args.row.data(), values.data(), values.size());
-    return args;
-  };
-  put.alternatives.push_back(
-      {{}, [](void* s, const iso::decoded_arguments& a, std::vector<std::byte>&) {
-         auto& slots = static_cast<row_slots*>(s)->slots;
-         const auto& args = std::any_cast<const put_arguments&>(a);
-         if (slots.size() <= args.key.slot) slots.resize(args.key.slot + 1);
-         row_slots::slot& into = slots[args.key.slot];
-         into.filled = true;
-         into.stamp = args.key.stamp;
-         into.row = args.row;
-       }});
-  type.add(std::move(put));
-
-  iso::operation get;
-  get.id = kGet;
-  get.name = "get";
-  get.kind = iso::operation_kind::read;
-  get.body_may_throw = false;
-  get.unmarshal = [](std::span<const std::byte> bytes) -> iso::decoded_arguments {
-    const slot_key key = read_key(bytes, "get");
-    if (bytes.size() != sizeof key) {
-      throw iso::error(iso::error_code::invalid_argument,
-                       iso::apps::format("get takes a slot and a stamp (16 bytes), not %zu bytes",
-                                         bytes.size()));
-    }
-    return key;
-  };
-  // Waits until the slot holds the row of that stamp.
-  get.alternatives.push_back(
-      {[](const void* s, const iso::decoded_arguments& a) {
-         const auto& slots = static_cast<const row_slots*>(s)->slots;
-         const auto key = std::any_cast<slot_key>(a);
-         return key.slot < slots.size() && slots[key.slot].filled &&
-                slots[key.slot].stamp == key.stamp;
-       },
-       [](void* s, const iso::decoded_arguments& a, std::vector<std::byte>& out) {
-         const auto& row =
-             static_cast<const row_slots*>(s)->slots[std::any_cast<slot_key>(a).slot].row;
-         out.resize(row.size() * sizeof(double));
-         std::memcpy(out.data(), row.data(), out.size());
-       }});
-  type.add(std::move(get));
-  return type;
+iso::pending<void> put_row(iso::object& rows, slot_key key, std::span<const double> row) {
+  return rows.start<void>(kPut, key, row);
 }
 
 // The row put into `rows` under `key`, waiting until it is there.
 void get_row(iso::object& rows, slot_key key, std::span<double> into) {
-  const std::vector<std::byte> bytes = rows.invoke_read(kGet, key_bytes(key));
-  if (bytes.size() != into.size_bytes()) {
-    throw iso::error(iso::error_code::data_loss,
-                     iso::apps::format("sor-orca: slot %llu has %zu bytes, not %zu",
-                                       static_cast<unsigned long long>(key.slot), bytes.size(),
-                                       into.size_bytes()));
-  }
-  std::memcpy(into.data(), bytes.data(), bytes.size());
+  rows.read_into(kGet, into, key);
 }
 
 std::string too_many_nodes(unsigned nodes, long n) {
@@ -234,10 +171,10 @@ int main(int argc, char** argv) {
     // the row is in the reader's copy once the reader's get returns, whatever became of
     // the reply, and waiting for the reply at once cost a neighbour's whole sweep per
     // half-sweep (see the README).
-    iso::object_call to_above, to_below;
+    iso::pending<void> to_above, to_below;
     auto finish_puts = [&] {
-      if (to_above.valid()) (void)to_above.get();
-      if (to_below.valid()) (void)to_below.get();
+      if (to_above.valid()) to_above.get();
+      if (to_below.valid()) to_below.get();
     };
     std::uint64_t half_sweep = 0;
     for (long it = 0; it < iterations; ++it) {
@@ -249,8 +186,8 @@ int main(int argc, char** argv) {
         // Both puts are on their way before this node waits for its neighbours' rows.
         timer.enter("put rows");
         finish_puts();
-        if (me > 0) to_above = up[me - 1].start(kPut, put_bytes(key, first_row));
-        if (me + 1 < nodes) to_below = down[me].start(kPut, put_bytes(key, last_row));
+        if (me > 0) to_above = put_row(up[me - 1], key, first_row);
+        if (me + 1 < nodes) to_below = put_row(down[me], key, last_row);
         timer.enter("get rows");
         if (me > 0) get_row(down[me - 1], key, ghost_above);
         if (me + 1 < nodes) get_row(up[me], key, ghost_below);
@@ -275,16 +212,15 @@ int main(int argc, char** argv) {
     if (me != 0) {
       // A few puts in flight at a time, not the whole block's worth of requests at once.
       constexpr std::size_t kInFlight = 16;
-      std::deque<iso::object_call> puts;
+      std::deque<iso::pending<void>> puts;
       for (std::size_t r = 1; r <= h; ++r) {
         if (puts.size() == kInFlight) {
-          (void)puts.front().get();
+          puts.front().get();
           puts.pop_front();
         }
-        puts.push_back(
-            result.start(kPut, put_bytes({own.begin + r, 0}, std::span(grid).subspan(r * w, w))));
+        puts.push_back(put_row(result, {own.begin + r, 0}, std::span(grid).subspan(r * w, w)));
       }
-      for (iso::object_call& p : puts) (void)p.get();
+      for (iso::pending<void>& p : puts) p.get();
       return;
     }
     std::vector<double> got(w * w, 0.0);

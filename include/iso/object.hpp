@@ -25,7 +25,8 @@
 // it (protoc-gen-iso makes, from a .proto service, a base class to fill in, a
 // make_object_type() and a typed proxy; see compiler-support/README.md). The typed layer
 // (typed_object<State>) builds such a type from C++ lambdas, with trivially copyable
-// arguments and results copied as bytes.
+// arguments and results copied as bytes (the last argument may be a std::span of them,
+// and a result a std::vector of them: rows of a length known only at run time).
 //
 // Placement (object_options::placement):
 //   replicated   every node keeps a replica. A read runs on the caller's replica. A write
@@ -124,6 +125,7 @@
 #include <utility>
 #include <vector>
 
+#include "iso/detail/typed_arguments.hpp"
 #include "iso/error.hpp"
 #include "iso/node.hpp"
 #include "iso/operation_kind.hpp"
@@ -286,10 +288,10 @@ class object_call {
 };
 
 // A started call whose result is decoded as R when taken: object::start<R>() (result bytes
-// copied into a trivially copyable R, or void) and generated proxies' OpAsync() (the result
-// message unmarshaled) make them. ready() and dropping are as object_call's; get() returns
-// the value and throws, besides what object_call::get() throws, invalid_argument for a
-// result that does not decode as R.
+// copied into a trivially copyable R, a std::vector of trivially copyable elements, or
+// void) and generated proxies' OpAsync() (the result message unmarshaled) make them.
+// ready() and dropping are as object_call's; get() returns the value and throws, besides
+// what object_call::get() throws, invalid_argument for a result that does not decode as R.
 template <typename R>
 class pending {
  public:
@@ -394,7 +396,19 @@ class object {
     return {start(in, op, std::span<const std::byte>(encode(args...))), typed_decoder<Result>(op)};
   }
 
-  // Typed calls: trivially copyable arguments and result, copied as bytes.
+  // Typed calls (and start<Result>() above): the arguments are trivially copyable values,
+  // copied as bytes in order; the last may instead be a run of trivially copyable elements
+  // of a length known at run time, a std::span<const T> (or std::span<T>, or a
+  // std::vector<T>, which binds to it), whose elements' bytes follow the others'. The
+  // operation takes it as a std::span<const T> (see typed_object). Result is void, a
+  // trivially copyable value, or a std::vector<T> of trivially copyable T (the result's
+  // bytes as elements). Errors, besides those of invoke(): invalid_argument for a result
+  // of another size than Result's, or, for a vector, not a whole number of T (naming the
+  // object, the operation and the sizes). A span or vector anywhere but last, elements or
+  // values that are not trivially copyable, do not compile.
+  //
+  //   std::vector<std::int32_t> row = rows.read<std::vector<std::int32_t>>(kRow, k);
+  //   rows.call<void>(kPut, k, std::span<const std::int32_t>(row));
   template <typename Result, typename... Args>
   Result call(operation_id op, const Args&... args) {
     return decode<Result>(invoke(op, encode(args...)), op);
@@ -402,6 +416,17 @@ class object {
   template <typename Result, typename... Args>
   Result read(operation_id op, const Args&... args) {
     return decode<Result>(invoke_read(op, encode(args...)), op);
+  }
+  // As read<std::vector<T>>(op, args...), into the caller's `out`, whose size the result
+  // must have exactly (else invalid_argument, and `out` is left as it was): for results
+  // whose length the caller knows, without a vector per call.
+  template <typename T, typename... Args>
+  void read_into(operation_id op, std::span<T> out, const Args&... args) {
+    static_assert(!std::is_const_v<T> && std::is_trivially_copyable_v<T>,
+                  "read_into fills a std::span of writable, trivially copyable elements");
+    const std::vector<std::byte> bytes = invoke_read(op, encode(args...));
+    if (bytes.size() != out.size_bytes()) wrong_result_size(op, bytes.size(), out.size_bytes());
+    if (!bytes.empty()) std::memcpy(out.data(), bytes.data(), bytes.size());
   }
 
   // Moves a single copy to node `to` at a point of the job-wide order (any node may ask;
@@ -426,21 +451,30 @@ class object {
  private:
   template <typename... Args>
   [[nodiscard]] static std::vector<std::byte> encode(const Args&... args) {
-    static_assert((std::is_trivially_copyable_v<Args> && ...),
-                  "typed object calls take trivially copyable arguments");
-    std::vector<std::byte> bytes((sizeof(Args) + ... + 0));
-    std::size_t at = 0;
-    ((std::memcpy(bytes.data() + at, &args, sizeof(Args)), at += sizeof(Args)), ...);
-    return bytes;
+    return detail::encode_arguments(args...);
   }
   template <typename Result>
   [[nodiscard]] Result decode(const std::vector<std::byte>& bytes, operation_id op) const {
     if constexpr (std::is_void_v<Result>) {
       (void)bytes;
       (void)op;
+    } else if constexpr (detail::is_vector_v<Result>) {
+      using element = typename Result::value_type;
+      static_assert(std::is_trivially_copyable_v<element>,
+                    "a typed object call's std::vector result holds trivially copyable elements");
+      if (bytes.size() % sizeof(element) != 0) {
+        wrong_result_elements(op, bytes.size(), sizeof(element));
+      }
+      Result r(bytes.size() / sizeof(element));
+      if (!r.empty()) std::memcpy(r.data(), bytes.data(), bytes.size());
+      return r;
     } else {
+      static_assert(!detail::is_span_v<Result>,
+                    "a typed object call returns a run of elements as a std::vector, not a "
+                    "std::span (or reads it into one: read_into)");
       static_assert(std::is_trivially_copyable_v<Result>,
-                    "typed object calls return trivially copyable results");
+                    "typed object calls return trivially copyable results (or a std::vector "
+                    "of them)");
       if (bytes.size() != sizeof(Result)) wrong_result_size(op, bytes.size(), sizeof(Result));
       Result r;
       std::memcpy(&r, bytes.data(), sizeof(Result));
@@ -448,6 +482,8 @@ class object {
     }
   }
   [[noreturn]] void wrong_result_size(operation_id op, std::size_t got, std::size_t want) const;
+  [[noreturn]] void wrong_result_elements(operation_id op, std::size_t got,
+                                          std::size_t element) const;
   template <typename Result>
   [[nodiscard]] typename pending<Result>::decoder typed_decoder(operation_id op) const {
     return [self = *this, op](const std::vector<std::byte>& bytes) {
@@ -472,40 +508,27 @@ void register_object_type(node& n, const object_type& type);
 
 namespace detail {
 
-// Bytes -> a tuple of trivially copyable values, or invalid_argument.
-[[noreturn]] void throw_argument_size(std::size_t got, std::size_t want);
-template <typename... Args>
-std::tuple<Args...> unpack_arguments(std::span<const std::byte> bytes) {
-  static_assert((std::is_trivially_copyable_v<Args> && ...),
-                "typed operations take trivially copyable arguments");
-  constexpr std::size_t want = (sizeof(Args) + ... + 0);
-  if (bytes.size() != want) throw_argument_size(bytes.size(), want);
-  std::tuple<Args...> values;
-  std::size_t at = 0;
-  std::apply(
-      [&](auto&... v) { ((std::memcpy(&v, bytes.data() + at, sizeof(v)), at += sizeof(v)), ...); },
-      values);
-  return values;
-}
-template <typename R>
-void append_result(std::vector<std::byte>& out, const R& r) {
-  static_assert(std::is_trivially_copyable_v<R>, "typed operations return trivially copyable");
-  const std::size_t at = out.size();
-  out.resize(at + sizeof(R));
-  std::memcpy(out.data() + at, &r, sizeof(R));
-}
-
+// What a lambda or function `(State, A...) -> R` takes (A..., decayed) and returns, and
+// whether it is noexcept.
 template <typename F>
 struct callable_args;
-template <typename R, typename C, typename S, typename... A>
-struct callable_args<R (C::*)(S, A...) const> {
+template <typename R, typename S, typename... A>
+struct callable_signature {
   using result = R;
-  using args = std::tuple<std::decay_t<A>...>;
+  using args = operation_arguments<std::decay_t<A>...>;
+  static constexpr bool nothrow = false;
+};
+template <typename R, typename C, typename S, typename... A>
+struct callable_args<R (C::*)(S, A...) const> : callable_signature<R, S, A...> {};
+template <typename R, typename C, typename S, typename... A>
+struct callable_args<R (C::*)(S, A...) const noexcept> : callable_signature<R, S, A...> {
+  static constexpr bool nothrow = true;
 };
 template <typename R, typename S, typename... A>
-struct callable_args<R (*)(S, A...)> {
-  using result = R;
-  using args = std::tuple<std::decay_t<A>...>;
+struct callable_args<R (*)(S, A...)> : callable_signature<R, S, A...> {};
+template <typename R, typename S, typename... A>
+struct callable_args<R (*)(S, A...) noexcept> : callable_signature<R, S, A...> {
+  static constexpr bool nothrow = true;
 };
 template <typename F>
 struct lambda_traits_of {
@@ -514,6 +537,10 @@ struct lambda_traits_of {
 template <typename R, typename S, typename... A>
 struct lambda_traits_of<R (*)(S, A...)> {
   using type = callable_args<R (*)(S, A...)>;
+};
+template <typename R, typename S, typename... A>
+struct lambda_traits_of<R (*)(S, A...) noexcept> {
+  using type = callable_args<R (*)(S, A...) noexcept>;
 };
 template <typename F>
 using lambda_traits = typename lambda_traits_of<F>::type;
@@ -524,7 +551,29 @@ using lambda_traits = typename lambda_traits_of<F>::type;
 // its bytes when State is trivially copyable, else uses the given function). Operations are
 // lambdas `(State&, Args...) -> Result` for writes and `(const State&, Args...) -> Result`
 // for reads, guards `(const State&, Args...) -> bool`; Args and Result trivially copyable
-// (Result may be void).
+// (Result may be void). The last of Args may be a std::span<const T> (T trivially
+// copyable): it gets the elements that follow the other arguments' bytes, copied into
+// storage aligned for T, and the same span is given to the guards and the body; argument
+// bytes that leave a part of an element over are refused by the operation's unmarshal
+// (invalid_argument naming the operation and the sizes), before anything is sent or
+// applied. Result may be a std::vector<T> (T trivially copyable): its elements' bytes; or a
+// std::span<const T> into the state, whose elements are copied into the result as the body
+// returns (no vector made on the way); either way the caller takes a std::vector<T>.
+// A body declared noexcept (all of an operation's bodies; their type is one) lets the
+// runtime skip the copy of the state it takes before each write whose body may throw
+// (operation::body_may_throw), which matters for a large state; a noexcept body that
+// throws ends the process.
+//
+//   struct rows { std::vector<std::vector<std::int32_t>> by_number; };
+//   iso::typed_object<rows>("Rows")
+//       .write(kPut, "put",
+//              [](rows& s, std::uint64_t k, std::span<const std::int32_t> row) noexcept {
+//                if (s.by_number.size() <= k) s.by_number.resize(k + 1);
+//                s.by_number[k].assign(row.begin(), row.end());
+//              })
+//       .read(kRow, "row", [](const rows& s, std::uint64_t k) {
+//         return std::span<const std::int32_t>(s.by_number.at(k));
+//       });
 template <typename State>
 class typed_object {
  public:
@@ -558,6 +607,37 @@ class typed_object {
                      std::vector<std::pair<Guard, Body>> alternatives) {
     return add_guarded<Guard, Body>(id, std::move(name), operation_kind::read,
                                     std::move(alternatives));
+  }
+  // Each of the above with `check`, a function of the operation's arguments alone
+  // (`(Args...) -> void`, as the body takes them, without the state) that the operation's
+  // unmarshal runs once it has decoded them: it throws iso::error (invalid_argument, saying
+  // what is wrong) to refuse arguments, on the caller before anything is sent, so that
+  // nothing is applied anywhere, and the body may rely on them (and be noexcept).
+  //
+  //   .write(kPut, "put", [](rows& s, std::uint64_t slot, std::span<const double> row)
+  //          noexcept { ... },
+  //          [](std::uint64_t slot, std::span<const double>) { if (slot >= kSlots) throw ...; })
+  template <typename Body, typename Check>
+  typed_object& write(operation_id id, std::string name, Body body, Check check) {
+    return add_guarded<std::nullptr_t, Body>(id, std::move(name), operation_kind::write,
+                                             {{nullptr, std::move(body)}}, std::move(check));
+  }
+  template <typename Body, typename Check>
+  typed_object& read(operation_id id, std::string name, Body body, Check check) {
+    return add_guarded<std::nullptr_t, Body>(id, std::move(name), operation_kind::read,
+                                             {{nullptr, std::move(body)}}, std::move(check));
+  }
+  template <typename Guard, typename Body, typename Check>
+  typed_object& write(operation_id id, std::string name,
+                      std::vector<std::pair<Guard, Body>> alternatives, Check check) {
+    return add_guarded<Guard, Body>(id, std::move(name), operation_kind::write,
+                                    std::move(alternatives), std::move(check));
+  }
+  template <typename Guard, typename Body, typename Check>
+  typed_object& read(operation_id id, std::string name,
+                     std::vector<std::pair<Guard, Body>> alternatives, Check check) {
+    return add_guarded<Guard, Body>(id, std::move(name), operation_kind::read,
+                                    std::move(alternatives), std::move(check));
   }
 
   [[nodiscard]] const object_type& type() const { return type_; }
@@ -600,35 +680,37 @@ class typed_object {
     return f;
   }
 
-  template <typename Guard, typename Body>
+  template <typename Guard, typename Body, typename Check = std::nullptr_t>
   typed_object& add_guarded(operation_id id, std::string name, operation_kind kind,
-                            std::vector<std::pair<Guard, Body>> alternatives) {
+                            std::vector<std::pair<Guard, Body>> alternatives,
+                            Check check = nullptr) {
     using traits = detail::lambda_traits<Body>;
-    using args_tuple = typename traits::args;
+    using arguments = typename traits::args;
+    using decoded = typename arguments::decoded;
     using result_type = typename traits::result;
     operation op;
     op.id = id;
     op.name = std::move(name);
     op.kind = kind;
-    op.unmarshal = [](std::span<const std::byte> bytes) -> decoded_arguments {
-      return std::apply(
-          [&](auto... tag) {
-            return decoded_arguments(detail::unpack_arguments<decltype(tag)...>(bytes));
-          },
-          args_tuple{});
+    op.unmarshal = [name = op.name, check = std::move(check)](
+                       std::span<const std::byte> bytes) -> decoded_arguments {
+      decoded args = arguments::unpack(bytes, name);
+      if constexpr (!std::is_same_v<Check, std::nullptr_t>) arguments::apply(check, args);
+      return decoded_arguments(std::move(args));
     };
+    op.body_may_throw = !traits::nothrow;
     for (auto& [guard, body] : alternatives) {
       alternative alt;
       if constexpr (!std::is_same_v<Guard, std::nullptr_t>) {
         alt.guard = [guard = std::move(guard)](const void* s, const decoded_arguments& a) {
-          return std::apply(
+          return arguments::apply(
               [&](const auto&... v) { return guard(*static_cast<const State*>(s), v...); },
-              std::any_cast<const args_tuple&>(a));
+              std::any_cast<const decoded&>(a));
         };
       }
       alt.body = [body = std::move(body)](void* s, const decoded_arguments& a,
                                           std::vector<std::byte>& out) {
-        std::apply(
+        arguments::apply(
             [&](const auto&... v) {
               State& state = *static_cast<State*>(s);
               if constexpr (std::is_void_v<result_type>) {
@@ -637,7 +719,7 @@ class typed_object {
                 detail::append_result(out, body(state, v...));
               }
             },
-            std::any_cast<const args_tuple&>(a));
+            std::any_cast<const decoded&>(a));
       };
       op.alternatives.push_back(std::move(alt));
     }

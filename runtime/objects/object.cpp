@@ -17,6 +17,14 @@ void throw_argument_size(std::size_t got, std::size_t want) {
               absl::StrFormat("%u bytes where %u were expected", got, want));
 }
 
+void throw_element_size(const std::string& operation, std::size_t got, std::size_t fixed,
+                        std::size_t element) {
+  throw error(error_code::invalid_argument,
+              absl::StrFormat("%s takes %u bytes of fixed-size arguments and then whole "
+                              "elements of %u bytes, not %u bytes",
+                              operation, fixed, element, got));
+}
+
 runtime::object_table& node_state::objects() {
   if (!objects_) {
     objects_ = std::make_unique<runtime::object_table>(
@@ -281,6 +289,13 @@ void object::wrong_result_size(operation_id op, std::size_t got, std::size_t wan
               absl::StrFormat("object %u, operation %u: a result of %u bytes where the caller "
                               "expects %u",
                               id_, op, got, want));
+}
+
+void object::wrong_result_elements(operation_id op, std::size_t got, std::size_t element) const {
+  throw error(error_code::invalid_argument,
+              absl::StrFormat("object %u, operation %u: a result of %u bytes is not a whole "
+                              "number of the caller's %u-byte elements",
+                              id_, op, got, element));
 }
 
 }  // namespace iso
