@@ -578,7 +578,7 @@ absl::StatusOr<std::vector<std::byte>> object_table::wait(std::uint64_t call, bo
     if (late && !it->second.done) return give_up(call);
     if (it->second.redo) {
       if (absl::Status s = redo(call); !s.ok()) {
-        pending_.erase(it);
+        pending_.erase(call);  // redo() may have forgotten it already
         return s;
       }
     }

@@ -118,7 +118,9 @@ class object_table final : public delivery_unit {
   // to each dropped request still unanswered and dispatches every dropped call told to go
   // out again; a call its owner keeps (its guard false) or one already in the order needs
   // nothing more. DeadlineExceeded naming object, operation and owner for a request left
-  // unanswered past the call timeout.
+  // unanswered past the call timeout, and for a call told to go out again that cannot within
+  // the call timeout (this node did not apply the move or get the copy): that call is lost,
+  // reported once and forgotten.
   [[nodiscard]] absl::Status dispatch_ready_dropped();
   [[nodiscard]] absl::Status settle_dropped();
   [[nodiscard]] absl::StatusOr<std::vector<std::byte>> finish(std::uint64_t call);

@@ -9,7 +9,6 @@
 
 #include <chrono>
 #include <cstdint>
-#include <deque>
 #include <mutex>
 #include <stdexcept>
 #include <string>
