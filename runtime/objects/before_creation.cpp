@@ -32,7 +32,8 @@ void object_table::park_request(request r) {
   send_accepted(r);  // alive: the caller waits for the creation here or for this node's answer
   const absl::Time now = absl::Now();
   next_parked_expiry_ = std::min(next_parked_expiry_, now + call_timeout_);
-  before_creation_[r.object].requests.push_back({.item = std::move(r), .since = now});
+  const object_id id = r.object;
+  before_creation_[id].requests.push_back({.item = std::move(r), .since = now});
   ++parked_;
 }
 
