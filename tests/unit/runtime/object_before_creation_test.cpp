@@ -3,7 +3,7 @@
 // (its creator failed, or a node calls an id no node creates) does not keep calls or copies
 // there for ever. A kept call is answered at the call deadline with an error naming the
 // object; a kept copy is dropped with a warning; beyond object_table::kMaxParked kept at
-// once, a call is refused at once.
+// once, a call is refused at once and a copy fails the node, naming the object.
 //
 // The cases play the objects order (tests/support/played_order.hpp): only node 0 gets the
 // creations; node 1, which owns or receives the objects, never applies them.
@@ -157,6 +157,38 @@ TEST_P(BeforeCreation, AKeptCopyIsDroppedWithAWarningAtTheDeadline) {
   });
   EXPECT_EQ(status, 0);
   EXPECT_EQ(iso::base::log_warning_count() - warnings_before, 1);
+}
+
+// Node 0 ships node 1 the copies of kMaxParked + 1 objects whose creations node 1 never
+// applies: node 1 keeps kMaxParked and fails at the next, naming its object (a copy refused
+// would be the object's state lost).
+TEST_P(BeforeCreation, ACopyBeyondTheLimitFailsTheNodeNamingTheObject) {
+  iso::test::allow_log_lines_in_this_test();  // the nodes log the failure
+  constexpr std::size_t kCopies = object_table::kMaxParked + 1;
+  iso::options o = opts();
+  o.object_call_timeout = std::chrono::seconds(60);  // none is dropped before the last comes
+  std::string failure = "node 1 did not fail";
+  const int status = run_inproc(2, o, [&](iso::node& node) {
+    played_order played(node);
+    if (node.id() == 0) {
+      for (std::size_t i = 0; i < kCopies; ++i) {
+        played.deliver(creation(object_placement::single_copy, 0, order()));
+        played.deliver(iso::test::migration(kFirstOrdered + i, 1));
+      }
+      (void)iso::object::attach(node, kFirstOrdered + kCopies - 1);  // ships every copy
+      (void)receive_value<int>(node);                                // ends when node 1 fails
+      return;
+    }
+    try {
+      (void)receive_value<int>(node);
+    } catch (const iso::error& e) {
+      failure = e.what();
+    }
+  });
+  EXPECT_NE(status, 0);
+  const std::string expected = "object " + std::to_string(kFirstOrdered + kCopies - 1) +
+                               ": a copy of it reached node 1 before its creation there";
+  EXPECT_NE(failure.find(expected), std::string::npos) << failure;
 }
 
 }  // namespace
