@@ -99,7 +99,14 @@
 //                        was before the call (on every replica), and the call is gone.
 //   deadline_exceeded    a call to a single copy on another node whose owner gave no sign
 //                        of life within options::object_call_timeout (see Waits); the
-//                        message names the object, the operation and the owner.
+//                        message names the object, the operation and the owner. Also a
+//                        call to an object made by create() whose owner had not applied
+//                        the creation within that timeout of the call's arrival there (its
+//                        creator failed before the creation went out): the call did not
+//                        run, and the message names the object's id and the owner.
+//   resource_exhausted   such a call while its owner already keeps the most calls and
+//                        copies for objects whose creation it has not applied (1024): it
+//                        did not run.
 //   and the node's failure (a peer died) while a call waits.
 // Waits (all in the node's event loop): a call waits for its result or its guard, and ends
 // early only if the job fails (naming the failed node) or, for a call to a single copy on

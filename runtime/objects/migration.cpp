@@ -6,7 +6,7 @@
 // request that knows of more moves than the node it reaches waits there until that node
 // has applied them, and one for a copy still on its way waits for it. For an object created
 // through the order, a request or a copy that reaches a node before it has applied the
-// creation waits for that too (object_table::before_creation_).
+// creation waits for that too, for a bounded time (before_creation.cpp).
 #include <cstring>
 #include <utility>
 
@@ -123,7 +123,7 @@ void object_table::on_transfer(std::vector<std::byte> packet) {
   if (h->object >= next_ordered_id_) {
     // Created through the order, and shipped by a node that applied that creation (and the
     // move or switch after it) before this node did: installed once it is applied here.
-    before_creation_[h->object].transfers.push_back(std::move(packet));
+    park_transfer(h->object, std::move(packet));
     return;
   }
   absl::StatusOr<entry*> e = find(h->object, "migration");

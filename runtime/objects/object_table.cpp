@@ -202,11 +202,7 @@ void object_table::apply_create(const ordered_delivery& d, std::uint64_t call) {
     return;
   }
   objects_[id] = *std::move(e);
-  if (auto early = before_creation_.extract(id); !early.empty()) {
-    // A copy first: a call that came before it may then run at once.
-    for (std::vector<std::byte>& t : early.mapped().transfers) on_transfer(std::move(t));
-    for (request& r : early.mapped().requests) serve(std::move(r));
-  }
+  unpark(id);
   if (d.sender == self_) {
     outcome out;
     out.result.resize(sizeof(id));
@@ -578,7 +574,7 @@ absl::StatusOr<std::vector<std::byte>> object_table::wait(std::uint64_t call, bo
     if (late && !it->second.done) return give_up(call);
     if (it->second.redo) {
       if (absl::Status s = redo(call); !s.ok()) {
-        pending_.erase(it);
+        pending_.erase(call);  // redo() may have forgotten it already
         return s;
       }
     }
@@ -680,7 +676,7 @@ absl::Status object_table::give_up(std::uint64_t call) {
 
 void object_table::serve(request r) {
   if (r.object >= next_ordered_id_ && !objects_.contains(r.object)) {
-    before_creation_[r.object].requests.push_back(std::move(r));
+    park_request(std::move(r));
     return;
   }
   absl::StatusOr<entry*> e = find(r.object, "object request");
@@ -839,6 +835,7 @@ absl::Status object_table::end_round(std::uint64_t closed, bool& did_work) {
     serve(std::move(r));
     did_work = true;
   }
+  if (!before_creation_.empty()) expire_parked(did_work);
   return flush_outbox(did_work);
 }
 

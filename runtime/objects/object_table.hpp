@@ -118,7 +118,9 @@ class object_table final : public delivery_unit {
   // to each dropped request still unanswered and dispatches every dropped call told to go
   // out again; a call its owner keeps (its guard false) or one already in the order needs
   // nothing more. DeadlineExceeded naming object, operation and owner for a request left
-  // unanswered past the call timeout.
+  // unanswered past the call timeout, and for a call told to go out again that cannot within
+  // the call timeout (this node did not apply the move or get the copy): that call is lost,
+  // reported once and forgotten.
   [[nodiscard]] absl::Status dispatch_ready_dropped();
   [[nodiscard]] absl::Status settle_dropped();
   [[nodiscard]] absl::StatusOr<std::vector<std::byte>> finish(std::uint64_t call);
@@ -136,6 +138,10 @@ class object_table final : public delivery_unit {
   [[nodiscard]] order_kind order() const { return order_->kind(); }
   // How long a request to an owner waits for a sign of life (options::object_call_timeout).
   void set_call_timeout(absl::Duration timeout) { call_timeout_ = timeout; }
+  // Calls and copies kept for objects whose creation this node has not applied yet (see
+  // before_creation_): how many now, and how many at most.
+  [[nodiscard]] std::size_t parked_before_creation() const { return parked_; }
+  static constexpr std::size_t kMaxParked = 1024;
 
   void on_delivery(const nicfw::delivery& d) override;
   [[nodiscard]] absl::Status end_round(std::uint64_t closed, bool& did_work) override;
@@ -247,6 +253,14 @@ class object_table final : public delivery_unit {
   void ship(entry& e);
   void install(entry& e, std::span<const std::byte> packet);
   void on_transfer(std::vector<std::byte> packet);
+  // Before its creation is applied here (before_creation.cpp): keeping a request or a copy
+  // for an object created through the order (refused beyond kMaxParked); serving and
+  // installing what was kept for `id` once it is; answering or dropping what was kept past
+  // the call timeout.
+  void park_request(request r);
+  void park_transfer(object_id id, std::vector<std::byte> packet);
+  void unpark(object_id id);
+  void expire_parked(bool& did_work);
   // Installs, in order, the early copies whose moves this node has now applied.
   void install_early(entry& e);
   void on_moved(std::span<const std::byte> bytes);
@@ -344,15 +358,24 @@ class object_table final : public delivery_unit {
   std::map<std::uint64_t, pending_call> pending_;
   std::deque<request> requests_;
   // What came for an object created through the order before this node applied its
-  // creation (the sender applied it first): calls, served once it is applied here, not
-  // acknowledged, so that a call for an id that never comes runs into the caller's
-  // deadline; and copies shipped to this node (the creation's owner applied a migration or
-  // a replication after it), installed then.
+  // creation (the sender applied it first), kept here (before_creation.cpp): calls,
+  // acknowledged and served once it is applied here; and copies shipped to this node (the
+  // creation's owner applied a migration or a replication after it), installed then. Each
+  // is kept for at most the call timeout (a creation that never comes: its creator failed,
+  // or a node called an id nobody creates): a call is then answered with an error naming
+  // the object, a copy dropped with a log line. At most kMaxParked are kept at once.
+  template <typename T>
+  struct parked {
+    T item;
+    absl::Time since;
+  };
   struct before_creation {
-    std::vector<request> requests;
-    std::vector<std::vector<std::byte>> transfers;
+    std::vector<parked<request>> requests;
+    std::vector<parked<std::vector<std::byte>>> transfers;
   };
   std::map<object_id, before_creation> before_creation_;
+  std::size_t parked_ = 0;  // requests and transfers in before_creation_
+  absl::Time next_parked_expiry_ = absl::InfiniteFuture();
   std::deque<std::vector<std::byte>> transfers_;  // arrived copies, not yet installed
   std::deque<outgoing> outbox_;
   // Dropped calls told to redo (the object became replicated): dispatched again by the next

@@ -290,6 +290,9 @@ absl::Status object_table::redo(std::uint64_t call) {
     return s;
   }
   if (expired) {
+    // Lost, and said so here, once: nothing waits for it again (not this node's leaving),
+    // and an answer that still comes is discarded.
+    pending_.erase(call);
     return absl::DeadlineExceededError(absl::StrFormat(
         "%s, called on node %u and to be sent again: within %s this node did not apply the "
         "object's move %u or get its copy (last known owner: node %u)",

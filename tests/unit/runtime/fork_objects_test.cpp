@@ -5,6 +5,7 @@
 // process runs, naming the procedure, the object and the node, and the target goes on.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -18,6 +19,7 @@
 #include "tests/support/inproc_job.hpp"
 #include "tests/support/object_test_params.hpp"
 #include "tests/support/object_types.hpp"
+#include "tests/support/played_order.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace {
@@ -108,6 +110,36 @@ TEST_P(ForkObjectMisuse, IsRefusedBeforeTheProcessRunsAndNamesWhatWasWrong) {
   });
   EXPECT_EQ(status, 0);
   EXPECT_EQ(total, 1);
+}
+
+// The forker hands an object made by one node whose creation the target never applies (the
+// test plays the objects order: only the forker gets the creation). The target gives up
+// attaching it within half the forker's wait, so the forker's error names the object and
+// says why, instead of the target giving no answer in time.
+TEST_P(ForkObjectMisuse, AnObjectTheTargetNeverGetsIsNamedInTheForkersError) {
+  iso::options o = opts();
+  o.barrier_timeout = std::chrono::seconds(4);  // the forker's wait for an answer
+  std::string failure = "the fork was not refused";
+  iso::error_code code = iso::error_code::unknown;
+  const int status = iso::test::run_inproc(2, o, [&](iso::node& node) {
+    iso::test::played_order played(node);
+    register_procedures(node);
+    iso::run_main_on_first(node, [&] {
+      played.deliver(iso::test::creation(iso::object_placement::single_copy, 0, o.object_order));
+      iso::object counter = iso::object::attach(node, iso::test::kFirstOrdered);
+      try {
+        iso::fork(node, 1, "add_to", {counter}, iso::pack(counter.id(), std::int64_t{1})).join();
+      } catch (const iso::error& e) {
+        code = e.code();
+        failure = e.what();
+      }
+    });
+  });
+  EXPECT_EQ(status, 0);
+  EXPECT_EQ(code, iso::error_code::deadline_exceeded) << failure;
+  const std::string object = "shared object " + std::to_string(iso::test::kFirstOrdered);
+  EXPECT_NE(failure.find(object), std::string::npos) << failure;
+  EXPECT_NE(failure.find("was not created here"), std::string::npos) << failure;
 }
 
 }  // namespace

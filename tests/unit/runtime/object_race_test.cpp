@@ -2,15 +2,15 @@
 // that reaches a node before that node has applied the ordered message (a creation, a
 // migration, a switch to replicas) its sender had already applied. The node keeps it until
 // it catches up; it never answers that the object does not exist, fails, or loses a copy.
+// (A creation that never comes is kept for at most the call deadline:
+// object_before_creation_test.)
 //
-// Most cases play the objects order themselves, to apply a message late on one node
-// whatever the timing: they put the message straight into each node's inbox of the order,
-// when they choose (as the order would deliver it), and nothing goes through the real one.
+// Most cases play the objects order themselves (tests/support/played_order.hpp), to apply a
+// message late on one node whatever the timing.
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <cstdint>
-#include <deque>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -21,10 +21,10 @@
 #include "iso/object.hpp"
 #include "runtime/node_state.hpp"
 #include "runtime/objects/object_table.hpp"
-#include "runtime/objects/object_wire.hpp"
 #include "tests/support/inproc_job.hpp"
 #include "tests/support/object_test_params.hpp"
 #include "tests/support/object_types.hpp"
+#include "tests/support/played_order.hpp"
 #include "tests/support/value_messages.hpp"
 
 namespace {
@@ -59,58 +59,11 @@ INSTANTIATE_TEST_SUITE_P(OrdersAndNics, ObjectRaces,
 using iso::test::receive_value;
 using iso::test::send_value;
 
-namespace wire = iso::runtime::objects_wire;
-using iso::runtime::ordered_delivery;
-
-// The objects order as a test plays it on one node: the inbox the node's object table
-// applies from. Every node must make one (at the same point, before its first object), as
-// its group id is the next one after the id this takes.
-class played_order {
- public:
-  explicit played_order(iso::node& node)
-      : node_(node), group_(iso::detail::node_state::of(node).next_group_id() + 1) {
-    iso::register_object_type(node, iso::test::make_int_type());  // builds the table
-  }
-
-  // Delivers `message` from `sender` here; applied by the node's next round.
-  void deliver(std::vector<std::byte> message, node_id sender = 0) {
-    iso::detail::node_state& state = iso::detail::node_state::of(node_);
-    std::deque<ordered_delivery>& inbox = state.objects().order() == iso::order_kind::isotach
-                                              ? state.isotach_ordered().inbox(group_)
-                                              : state.sequenced().inbox(group_);
-    inbox.push_back({.sender = sender, .bytes = std::move(message)});
-  }
-
- private:
-  iso::node& node_;
-  std::uint32_t group_;
-};
-
-// The first object created through the order.
-constexpr iso::object_id kFirstOrdered = iso::runtime::object_table::kOrderedIds;
-
-// A creation through the order of an Int object (value 0).
-std::vector<std::byte> creation(object_placement placement, node_id owner, iso::order_kind order) {
-  const std::string name = "Int";
-  const wire::create_header c{.placement = static_cast<std::uint8_t>(placement),
-                              .order = static_cast<std::uint8_t>(order),
-                              .owner = owner,
-                              .name_length = static_cast<std::uint32_t>(name.size())};
-  return wire::frame(wire::write_header{.object = 0, .op = wire::kCreateOp},
-                     wire::frame(c, std::as_bytes(std::span(name))));
-}
-
-// A migration of `id` to node `to`.
-std::vector<std::byte> migration(iso::object_id id, node_id to) {
-  const auto target = static_cast<std::uint32_t>(to);
-  return wire::frame(wire::write_header{.object = id, .op = wire::kMigrateOp},
-                     std::as_bytes(std::span(&target, 1)));
-}
-
-// Automatic placement: `id` becomes replicated.
-std::vector<std::byte> replication(iso::object_id id) {
-  return wire::frame(wire::write_header{.object = id, .op = wire::kReplicateOp}, {});
-}
+using iso::test::creation;
+using iso::test::kFirstOrdered;
+using iso::test::migration;
+using iso::test::played_order;
+using iso::test::replication;
 
 // Node 0 applies the creation of a single copy owned by node 1 and calls it at once; node
 // 1 serves that call before it applies the creation (it was refused as an unknown object).
@@ -144,8 +97,9 @@ TEST_P(ObjectRaces, ACallThatReachesTheOwnerBeforeTheCreationRunsOnceItIsApplied
   EXPECT_EQ(got, 1);
 }
 
-// The owner never applies the creation (its order is stuck): the call ends at the
-// caller's deadline, naming the owner, instead of waiting for ever.
+// The owner never applies the creation (its order is stuck): it keeps the call for the call
+// deadline, then answers it with an error naming the object and keeps nothing, instead of
+// keeping it for ever (the caller once waited for ever too).
 TEST_P(ObjectRaces, ACallForACreationTheOwnerNeverAppliesEndsAtTheDeadline) {
   const iso::order_kind order = std::get<0>(GetParam());
   iso::options o = opts();
@@ -166,11 +120,15 @@ TEST_P(ObjectRaces, ACallForACreationTheOwnerNeverAppliesEndsAtTheDeadline) {
       send_value(node, 1, 1);
     } else {
       EXPECT_EQ(receive_value<int>(node), 1);  // serves (and keeps) the call meanwhile
+      EXPECT_EQ(iso::detail::node_state::of(node).objects().parked_before_creation(), 0U);
     }
   });
   EXPECT_EQ(status, 0);
   EXPECT_EQ(code, iso::error_code::deadline_exceeded) << failure;
-  EXPECT_NE(failure.find("its owner, node 1, gave no sign of life"), std::string::npos) << failure;
+  const std::string expected = "object " + std::to_string(kFirstOrdered) +
+                               ", operation 0, called from node 0: node 1 did not apply the "
+                               "object's creation within 300ms";
+  EXPECT_NE(failure.find(expected), std::string::npos) << failure;
 }
 
 // Nodes 0 and 1 apply a creation on node 1 and its migration to node 2; node 1 ships the
@@ -237,11 +195,7 @@ TEST_P(ObjectRaces, AReplicaThatArrivesBeforeTheCreationIsInstalledOnceItIsAppli
   EXPECT_EQ(seen, (std::vector<std::int64_t>{0, 0, 0}));
 }
 
-// A write of Int's inc(by) through the order (from its sender).
-std::vector<std::byte> increment(iso::object_id id, std::int64_t by) {
-  return wire::frame(wire::write_header{.object = id, .op = int_ops::kInc},
-                     std::as_bytes(std::span(&by, 1)));
-}
+using iso::test::increment;
 
 // The number of ordered writes after which automatic placement decides again.
 constexpr int kSwitchWindow = 64;
