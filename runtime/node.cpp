@@ -121,7 +121,8 @@ node_state::node_state(std::unique_ptr<runtime::bootstrap> boot, std::unique_ptr
   // The option was checked with the others (config.cpp).
   const absl::StatusOr<nicfw::tree_shape> shape = nicfw::parse_tree_shape(opts.multicast_tree);
   sequenced_ = std::make_unique<runtime::sequencer_groups>(
-      loop_, *multicast_, shape.ok() ? *shape : nicfw::tree_shape::binary);
+      loop_, *multicast_, shape.ok() ? *shape : nicfw::tree_shape::binary,
+      absl::FromChrono(opts.barrier_timeout));
   isotach_ordered_ = std::make_unique<runtime::isotach_groups>(smm_, loop_);
   plain_.set_receiver(
       [this](node_id source, std::span<const std::byte> bytes, std::uint64_t record) {

@@ -40,13 +40,19 @@
 // is destroyed); a batch is one ordered message underneath, so batching never reorders.
 // Flow control: a member that does not call into the runtime stalls the group's senders
 // after a bounded number of messages; nothing is lost and no buffer grows without bound,
-// except the inbox of a member that polls but never receives.
+// except the inbox of a member that polls but never receives. A sender stalled so for
+// options.barrier_timeout gets deadline_exceeded from the call that sends (submit(), flush(),
+// receive(), try_receive()), naming the group and its members; the batch that call was
+// sending is not sent. Groups may overlap freely: each group's traffic has flow control of
+// its own on every link, so overlapping groups cannot deadlock (a stalled member still
+// stalls its senders in every group, through their own window of messages in flight).
 //
 // Errors (iso::error): an empty member list, a member that is not a node of the job or
 // appears twice (invalid_argument, naming it), a message larger than max_message_size()
 // (invalid_argument; nothing is sent), submit/receive on a non-member (failed_precondition),
 // submit(isochron&, ...) on a sequencer-ordered group or with an isochron that is issued or
-// another node's (failed_precondition), and a failed node or job. Thread safety: as its
+// another node's (failed_precondition), a stalled member (deadline_exceeded, above), and a
+// failed node or job. Thread safety: as its
 // node, one thread at a time.
 #pragma once
 

@@ -1,12 +1,13 @@
 #include "runtime/ordered/sequencer_groups.hpp"
 
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 
 namespace iso::runtime {
 
 sequencer_groups::sequencer_groups(event_loop& loop, nicfw::multicast_service& service,
-                                   nicfw::tree_shape shape)
-    : loop_(loop), service_(service), shape_(shape) {
+                                   nicfw::tree_shape shape, absl::Duration window_timeout)
+    : loop_(loop), service_(service), shape_(shape), window_timeout_(window_timeout) {
   constexpr nicfw::delivery_kind kKinds[] = {nicfw::kMulticastDelivery};
   loop.add_unit(*this, kKinds);
 }
@@ -36,12 +37,26 @@ absl::Status sequencer_groups::send(std::uint32_t group, std::span<const std::by
                                     std::as_bytes(std::span(g.members)), batch};
   // Deliveries keep being filed while we wait: our own window frees only as the members
   // (this one too) take what is in flight.
+  const absl::Time deadline = absl::Now() + window_timeout_;
+  bool expired = false;
   if (absl::Status s = loop_.wait_for([&] {
-        return service_.host_may_submit() &&
-               loop_.nic().channel().host_submit(nicfw::kMulticastSubmission, prefix.root, pieces);
+        if (service_.host_may_submit() &&
+            loop_.nic().channel().host_submit(nicfw::kMulticastSubmission, prefix.root, pieces)) {
+          return true;
+        }
+        expired = absl::Now() >= deadline;
+        return expired;
       });
       !s.ok()) {
     return s;
+  }
+  if (expired) {
+    return absl::DeadlineExceededError(absl::StrFormat(
+        "ordered group %u on node %u: the multicasts this node sent were not taken within %s "
+        "(a member of the group, nodes %s, is not calling into the runtime); a batch of %u "
+        "bytes was not sent",
+        group, prefix.root, absl::FormatDuration(window_timeout_), absl::StrJoin(g.members, " "),
+        batch.size()));
   }
   service_.host_submitted();
   loop_.nic().wake();

@@ -7,10 +7,13 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -262,6 +265,40 @@ TEST_P(OrderedGroup, ASlowMemberLosesNothingAndBoundsMemory) {
   });
   ASSERT_EQ(status, 0);
   rec.check(0, {0, 1, 2, 3}, {0, 1, 2}, kEach, "flood");
+}
+
+// A member that stops calling into the runtime for good: its senders' waits for flow control
+// end after the barrier timeout with deadline_exceeded, instead of lasting for ever. Node 1
+// stalls without a single call until node 0 has had its error.
+TEST_P(OrderedGroup, ASenderStalledByAMemberThatNeverTakesGetsAnError) {
+  iso::options o = opts();
+  o.barrier_timeout = std::chrono::milliseconds(1500);
+  std::atomic<bool> released{false};
+  std::string error;
+  const int status = run_inproc(2, o, [&](iso::node& node) {
+    iso::ordered_group g(node, std::vector<node_id>{0, 1});
+    if (node.id() == 1) {
+      while (!released) std::this_thread::yield();
+    } else {
+      try {
+        for (std::uint32_t k = 0; k < 100'000; ++k) {
+          g.submit(make_message(0, k, 4000));
+          g.flush();
+        }
+      } catch (const iso::error& e) {
+        EXPECT_EQ(e.code(), iso::error_code::deadline_exceeded) << e.what();
+        error = e.what();
+      }
+      released = true;
+    }
+    node.barrier();
+  });
+  EXPECT_EQ(status, 0);
+  ASSERT_FALSE(error.empty()) << "node 0 sent 100000 messages to a member that took none";
+  if (order() == iso::order_kind::sequencer) {
+    EXPECT_NE(error.find("ordered group"), std::string::npos) << error;
+    EXPECT_NE(error.find("not calling into the runtime"), std::string::npos) << error;
+  }
 }
 
 // The isotach order: a message submitted into an isochron beside a write is seen with it,
