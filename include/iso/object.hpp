@@ -101,11 +101,12 @@
 //                        of life within options::object_call_timeout (see Waits); the
 //                        message names the object, the operation and the owner. Also a
 //                        call to an object made by create() whose owner had not applied
-//                        the creation within that timeout of the call's arrival there (its
-//                        creator failed before the creation went out): the call did not
-//                        run, and the message names the object's id and the owner.
-//   resource_exhausted   such a call while its owner already keeps the most calls and
-//                        copies for objects whose creation it has not applied (1024): it
+//                        the creation within that timeout of the call's arrival there (an
+//                        id that no node creates, or a creation late in reaching it): the
+//                        call did not run, and the message names the object's id and the
+//                        owner.
+//   resource_exhausted   such a call while its owner already keeps the most calls of this
+//                        caller for objects whose creation it has not applied (1024): it
 //                        did not run.
 //   and the node's failure (a peer died) while a call waits.
 // Waits (all in the node's event loop): a call waits for its result or its guard, and ends

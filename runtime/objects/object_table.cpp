@@ -835,7 +835,7 @@ absl::Status object_table::end_round(std::uint64_t closed, bool& did_work) {
     serve(std::move(r));
     did_work = true;
   }
-  if (!before_creation_.empty()) expire_parked(did_work);
+  if (parked_calls_ != 0) expire_parked(did_work);
   return flush_outbox(did_work);
 }
 

@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -139,9 +140,11 @@ class object_table final : public delivery_unit {
   // How long a request to an owner waits for a sign of life (options::object_call_timeout).
   void set_call_timeout(absl::Duration timeout) { call_timeout_ = timeout; }
   // Calls and copies kept for objects whose creation this node has not applied yet (see
-  // before_creation_): how many now, and how many at most.
-  [[nodiscard]] std::size_t parked_before_creation() const { return parked_; }
-  static constexpr std::size_t kMaxParked = 1024;
+  // before_creation_): how many now, and how many calls of one caller at most.
+  [[nodiscard]] std::size_t parked_before_creation() const {
+    return parked_calls_ + parked_copies_;
+  }
+  static constexpr std::size_t kMaxParkedCalls = 1024;
 
   void on_delivery(const nicfw::delivery& d) override;
   [[nodiscard]] absl::Status end_round(std::uint64_t closed, bool& did_work) override;
@@ -253,10 +256,10 @@ class object_table final : public delivery_unit {
   void ship(entry& e);
   void install(entry& e, std::span<const std::byte> packet);
   void on_transfer(std::vector<std::byte> packet);
-  // Before its creation is applied here (before_creation.cpp): keeping a request or a copy
-  // for an object created through the order (refused beyond kMaxParked); serving and
-  // installing what was kept for `id` once it is; answering or dropping what was kept past
-  // the call timeout.
+  // Before its creation is applied here (before_creation.cpp): keeping a request (refused
+  // beyond kMaxParkedCalls of its caller) or a copy for an object created through the
+  // order; serving and installing what was kept for `id` once it is; answering the requests
+  // kept past the call timeout.
   void park_request(request r);
   void park_transfer(object_id id, std::vector<std::byte> packet);
   void unpark(object_id id);
@@ -359,11 +362,11 @@ class object_table final : public delivery_unit {
   std::deque<request> requests_;
   // What came for an object created through the order before this node applied its
   // creation (the sender applied it first), kept here (before_creation.cpp): calls,
-  // acknowledged and served once it is applied here; and copies shipped to this node (the
-  // creation's owner applied a migration or a replication after it), installed then. Each
-  // is kept for at most the call timeout (a creation that never comes: its creator failed,
-  // or a node called an id nobody creates): a call is then answered with an error naming
-  // the object, a copy dropped with a log line. At most kMaxParked are kept at once.
+  // acknowledged and served once it is applied here, or answered with an error naming the
+  // object after the call timeout (at most kMaxParkedCalls of one caller at once); and
+  // copies shipped to this node (the creation's owner applied a migration or a replication
+  // after it), installed then, however late: a copy comes only from a node that applied
+  // the creation, which therefore reaches this node too unless the job fails.
   template <typename T>
   struct parked {
     T item;
@@ -374,7 +377,9 @@ class object_table final : public delivery_unit {
     std::vector<parked<std::vector<std::byte>>> transfers;
   };
   std::map<object_id, before_creation> before_creation_;
-  std::size_t parked_ = 0;  // requests and transfers in before_creation_
+  std::size_t parked_calls_ = 0;   // requests in before_creation_
+  std::size_t parked_copies_ = 0;  // transfers in before_creation_
+  absl::flat_hash_map<comm::node_id, std::size_t> parked_calls_by_caller_;
   absl::Time next_parked_expiry_ = absl::InfiniteFuture();
   std::deque<std::vector<std::byte>> transfers_;  // arrived copies, not yet installed
   std::deque<outgoing> outbox_;
