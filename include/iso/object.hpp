@@ -410,10 +410,16 @@ class object {
   // std::vector<T>, which binds to it), whose elements' bytes follow the others'. The
   // operation takes it as a std::span<const T> (see typed_object). Result is void, a
   // trivially copyable value, or a std::vector<T> of trivially copyable T (the result's
-  // bytes as elements). Errors, besides those of invoke(): invalid_argument for a result
-  // of another size than Result's, or, for a vector, not a whole number of T (naming the
-  // object, the operation and the sizes). A span or vector anywhere but last, elements or
-  // values that are not trivially copyable, do not compile.
+  // bytes as elements). Arguments are encoded as the caller's types, not the operation's:
+  // pass values of the operation's own types (std::uint64_t{k}, not a literal int). A call
+  // with elements, and a result that is elements, carry the sizes the sender used (8 bytes
+  // ahead of them), so that a mismatch there is refused, not misread; a fixed-size call
+  // whose values differ in type but not in total size is not caught. Errors, besides those
+  // of invoke(): invalid_argument for a result of another size than Result's, for elements
+  // of another size than the caller's, or for fixed-size arguments or elements of other
+  // sizes than the operation's (naming the object, the operation and the sizes). A span or
+  // vector anywhere but last, elements or values that are not trivially copyable, do not
+  // compile.
   //
   //   std::vector<std::int32_t> row = rows.read<std::vector<std::int32_t>>(kRow, k);
   //   rows.call<void>(kPut, k, std::span<const std::int32_t>(row));
@@ -432,7 +438,8 @@ class object {
   void read_into(operation_id op, std::span<T> out, const Args&... args) {
     static_assert(!std::is_const_v<T> && std::is_trivially_copyable_v<T>,
                   "read_into fills a std::span of writable, trivially copyable elements");
-    const std::vector<std::byte> bytes = invoke_read(op, encode(args...));
+    const std::vector<std::byte> result = invoke_read(op, encode(args...));
+    const std::span<const std::byte> bytes = elements_of<T>(result, op);
     if (bytes.size() != out.size_bytes()) wrong_result_size(op, bytes.size(), out.size_bytes());
     if (!bytes.empty()) std::memcpy(out.data(), bytes.data(), bytes.size());
   }
@@ -470,11 +477,12 @@ class object {
       using element = typename Result::value_type;
       static_assert(std::is_trivially_copyable_v<element>,
                     "a typed object call's std::vector result holds trivially copyable elements");
-      if (bytes.size() % sizeof(element) != 0) {
-        wrong_result_elements(op, bytes.size(), sizeof(element));
+      const std::span<const std::byte> elements = elements_of<element>(bytes, op);
+      if (elements.size() % sizeof(element) != 0) {
+        wrong_result_elements(op, elements.size(), sizeof(element));
       }
-      Result r(bytes.size() / sizeof(element));
-      if (!r.empty()) std::memcpy(r.data(), bytes.data(), bytes.size());
+      Result r(elements.size() / sizeof(element));
+      if (!r.empty()) std::memcpy(r.data(), elements.data(), elements.size());
       return r;
     } else {
       static_assert(!detail::is_span_v<Result>,
@@ -489,6 +497,19 @@ class object {
       return r;
     }
   }
+  // The elements' bytes of a result that is a run of Elements (after its header), or
+  // invalid_argument naming what the result is instead.
+  template <typename Element>
+  [[nodiscard]] std::span<const std::byte> elements_of(std::span<const std::byte> result,
+                                                       operation_id op) const {
+    const std::optional<detail::elements_header> h = detail::read_elements_header(result);
+    if (!h || h->fixed_bytes != 0 || h->element_bytes != sizeof(Element)) {
+      wrong_result_shape(op, h ? h->element_bytes : 0, sizeof(Element));
+    }
+    return result.subspan(sizeof(detail::elements_header));
+  }
+  [[noreturn]] void wrong_result_shape(operation_id op, std::size_t got_element,
+                                       std::size_t element) const;
   [[noreturn]] void wrong_result_size(operation_id op, std::size_t got, std::size_t want) const;
   [[noreturn]] void wrong_result_elements(operation_id op, std::size_t got,
                                           std::size_t element) const;
@@ -562,15 +583,17 @@ using lambda_traits = typename lambda_traits_of<F>::type;
 // (Result may be void). The last of Args may be a std::span<const T> (T trivially
 // copyable): it gets the elements that follow the other arguments' bytes, copied into
 // storage aligned for T, and the same span is given to the guards and the body; argument
-// bytes that leave a part of an element over are refused by the operation's unmarshal
+// bytes that leave a part of an element over, or that a caller made for other sizes of
+// the fixed-size arguments or of T, are refused by the operation's unmarshal
 // (invalid_argument naming the operation and the sizes), before anything is sent or
 // applied. Result may be a std::vector<T> (T trivially copyable): its elements' bytes; or a
 // std::span<const T> into the state, whose elements are copied into the result as the body
 // returns (no vector made on the way); either way the caller takes a std::vector<T>.
 // A body declared noexcept (all of an operation's bodies; their type is one) lets the
 // runtime skip the copy of the state it takes before each write whose body may throw
-// (operation::body_may_throw), which matters for a large state; a noexcept body that
-// throws ends the process.
+// (operation::body_may_throw), which matters for a large state, except for a write that
+// returns a run of elements (copying them may fail after the body ran); a noexcept body
+// that throws ends the process.
 //
 //   struct rows { std::vector<std::vector<std::int32_t>> by_number; };
 //   iso::typed_object<rows>("Rows")
@@ -706,7 +729,10 @@ class typed_object {
       if constexpr (!std::is_same_v<Check, std::nullptr_t>) arguments::apply(check, args);
       return decoded_arguments(std::move(args));
     };
-    op.body_may_throw = !traits::nothrow;
+    // Copying a run of elements into the result allocates after the body changed the state,
+    // so a write returning one keeps the copy of the state that undoes a failure there.
+    op.body_may_throw =
+        !traits::nothrow || (kind == operation_kind::write && detail::is_elements_v<result_type>);
     for (auto& [guard, body] : alternatives) {
       alternative alt;
       if constexpr (!std::is_same_v<Guard, std::nullptr_t>) {
@@ -724,6 +750,10 @@ class typed_object {
               if constexpr (std::is_void_v<result_type>) {
                 body(state, v...);
               } else {
+                // Room for a value first: appending it then cannot fail after the body ran.
+                if constexpr (!detail::is_elements_v<result_type>) {
+                  out.reserve(out.size() + sizeof(result_type));
+                }
                 detail::append_result(out, body(state, v...));
               }
             },

@@ -25,6 +25,18 @@ void throw_element_size(const std::string& operation, std::size_t got, std::size
                               operation, fixed, element, got));
 }
 
+void throw_elements_shape(const std::string& operation, const std::optional<elements_header>& got,
+                          std::size_t fixed, std::size_t element) {
+  const std::string given =
+      got ? absl::StrFormat("the call gave %u bytes of them and elements of %u bytes",
+                            got->fixed_bytes, got->element_bytes)
+          : std::string("the call gave no run of elements");
+  throw error(error_code::invalid_argument,
+              absl::StrFormat("%s takes %u bytes of fixed-size arguments and then elements of "
+                              "%u bytes, but %s (pass arguments of the operation's own types)",
+                              operation, fixed, element, given));
+}
+
 runtime::object_table& node_state::objects() {
   if (!objects_) {
     objects_ = std::make_unique<runtime::object_table>(
@@ -289,6 +301,18 @@ void object::wrong_result_size(operation_id op, std::size_t got, std::size_t wan
               absl::StrFormat("object %u, operation %u: a result of %u bytes where the caller "
                               "expects %u",
                               id_, op, got, want));
+}
+
+void object::wrong_result_shape(operation_id op, std::size_t got_element,
+                                std::size_t element) const {
+  throw error(error_code::invalid_argument,
+              got_element == 0
+                  ? absl::StrFormat("object %u, operation %u: the result is not a run of "
+                                    "elements, where the caller expects elements of %u bytes",
+                                    id_, op, element)
+                  : absl::StrFormat("object %u, operation %u: the result is a run of %u-byte "
+                                    "elements, where the caller expects elements of %u bytes",
+                                    id_, op, got_element, element));
 }
 
 void object::wrong_result_elements(operation_id op, std::size_t got, std::size_t element) const {

@@ -1,13 +1,17 @@
 // Internals of the typed object layer (iso/object.hpp), not API: how a typed call's
 // arguments become bytes, and how an operation's unmarshal turns them back into values,
 // when the last argument is a run of elements (std::span) and a result may be a
-// std::vector. The wire form is the fixed-size arguments' bytes, in order, then the
-// elements' bytes; the element count is what remains, so only the last argument may have
-// a length known at run time.
+// std::vector. The wire form of a call with elements is an elements_header, the
+// fixed-size arguments' bytes, in order, then the elements' bytes; the element count is
+// what remains, so only the last argument may have a length known at run time. A result
+// that is a run of elements is an elements_header, then the elements' bytes. (A call or a
+// result without elements is the values' bytes alone, as it always was.)
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
+#include <optional>
 #include <span>
 #include <string>
 #include <tuple>
@@ -16,6 +20,35 @@
 #include <vector>
 
 namespace iso::detail {
+
+// Leads a run of elements on the wire: what the sender took the fixed-size arguments and
+// each element to be. The caller's types are not the operation's (a literal 1 is an int;
+// a vector of int64 meets a span of int32), and without it such bytes would often decode
+// as other values; with it they are refused, naming both shapes.
+struct elements_header {
+  std::uint16_t magic = 0;
+  std::uint16_t element_bytes = 0;
+  std::uint32_t fixed_bytes = 0;
+};
+inline constexpr std::uint16_t kElementsMagic = 0xE1E5;
+static_assert(sizeof(elements_header) == 8);
+
+template <typename Element>
+elements_header elements_header_for(std::size_t fixed_bytes) {
+  static_assert(sizeof(Element) <= 0xFFFF, "typed object elements are at most 65535 bytes");
+  return {.magic = kElementsMagic,
+          .element_bytes = static_cast<std::uint16_t>(sizeof(Element)),
+          .fixed_bytes = static_cast<std::uint32_t>(fixed_bytes)};
+}
+
+// The header leading `bytes`, if they start with one.
+inline std::optional<elements_header> read_elements_header(std::span<const std::byte> bytes) {
+  elements_header h;
+  if (bytes.size() < sizeof h) return std::nullopt;
+  std::memcpy(&h, bytes.data(), sizeof h);
+  if (h.magic != kElementsMagic) return std::nullopt;
+  return h;
+}
 
 // std::span of any element and extent.
 template <typename T>
@@ -89,8 +122,10 @@ std::vector<std::byte> encode_with_elements(const Tuple& args, std::index_sequen
   static_assert(std::is_trivially_copyable_v<element>,
                 "the elements of a typed object call's std::span or std::vector argument must "
                 "be trivially copyable");
+  constexpr std::size_t fixed_bytes = (sizeof(std::tuple_element_t<I, Tuple>) + ... + 0);
   std::vector<std::byte> bytes;
-  bytes.reserve((sizeof(std::tuple_element_t<I, Tuple>) + ... + 0) + elements.size_bytes());
+  bytes.reserve(sizeof(elements_header) + fixed_bytes + elements.size_bytes());
+  append_values(bytes, elements_header_for<element>(fixed_bytes));
   append_values(bytes, std::get<I>(args)...);
   const std::span<const std::byte> raw = std::as_bytes(elements);
   bytes.insert(bytes.end(), raw.begin(), raw.end());
@@ -114,6 +149,10 @@ std::vector<std::byte> encode_arguments(const A&... args) {
 [[noreturn]] void throw_argument_size(std::size_t got, std::size_t want);
 [[noreturn]] void throw_element_size(const std::string& operation, std::size_t got,
                                      std::size_t fixed, std::size_t element);
+// A call whose bytes lack an elements_header (got: none) or carry another shape.
+[[noreturn]] void throw_elements_shape(const std::string& operation,
+                                       const std::optional<elements_header>& got, std::size_t fixed,
+                                       std::size_t element);
 
 // Bytes -> a tuple of trivially copyable values, or invalid_argument.
 template <typename... Args>
@@ -184,8 +223,13 @@ struct arguments_and_elements {
       typename first_of<std::tuple<A...>, std::make_index_sequence<sizeof...(A) - 1>>::type;
   using decoded = arguments_with_elements<fixed, element>;
 
-  static decoded unpack(std::span<const std::byte> bytes, const std::string& operation) {
+  static decoded unpack(std::span<const std::byte> with_header, const std::string& operation) {
     constexpr std::size_t fixed_size = tuple_bytes<fixed>::size;
+    const std::optional<elements_header> header = read_elements_header(with_header);
+    if (!header || header->fixed_bytes != fixed_size || header->element_bytes != sizeof(element)) {
+      throw_elements_shape(operation, header, fixed_size, sizeof(element));
+    }
+    const std::span<const std::byte> bytes = with_header.subspan(sizeof(elements_header));
     if (bytes.size() < fixed_size || (bytes.size() - fixed_size) % sizeof(element) != 0) {
       throw_element_size(operation, bytes.size(), fixed_size, sizeof(element));
     }
@@ -229,7 +273,12 @@ void append_result(std::vector<std::byte>& out, const R& r) {
         std::is_trivially_copyable_v<
             std::remove_const_t<typename decltype(elements)::element_type>>,
         "a typed operation's std::vector or std::span result holds trivially copyable elements");
+    using element = std::remove_const_t<typename decltype(elements)::element_type>;
+    const elements_header header = elements_header_for<element>(0);
     const std::span<const std::byte> raw = std::as_bytes(elements);
+    out.reserve(out.size() + sizeof header + raw.size());
+    const std::span<const std::byte> head = std::as_bytes(std::span(&header, 1));
+    out.insert(out.end(), head.begin(), head.end());
     out.insert(out.end(), raw.begin(), raw.end());
   } else {
     static_assert(std::is_trivially_copyable_v<R>,

@@ -117,9 +117,13 @@ iso::object_type make_rows_type() {
       .type();
 }
 
+// put's argument bytes as a typed call makes them (row number k, then 32-bit elements), with
+// `extra` bytes after the row number.
 std::vector<std::byte> bytes_of(std::uint64_t k, std::size_t extra) {
-  std::vector<std::byte> bytes(sizeof k + extra, std::byte{1});
-  std::memcpy(bytes.data(), &k, sizeof k);
+  const iso::detail::elements_header header = iso::detail::elements_header_for<std::int32_t>(8);
+  std::vector<std::byte> bytes(sizeof header + sizeof k + extra, std::byte{1});
+  std::memcpy(bytes.data(), &header, sizeof header);
+  std::memcpy(bytes.data() + sizeof header, &k, sizeof k);
   return bytes;
 }
 
@@ -213,24 +217,41 @@ TEST_P(TypedSpans, BadElementBytesAndWrongResultSizesAreRefused) {
 
     // Six bytes after the row number: one and a half 32-bit elements.
     expect_error(error_code::invalid_argument,
-                 "operation 0 (put): arguments of 14 bytes: put takes 8 bytes of fixed-size "
+                 "operation 0 (put): arguments of 22 bytes: put takes 8 bytes of fixed-size "
                  "arguments and then whole elements of 4 bytes, not 14 bytes",
                  [&] { rows.invoke(kPut, bytes_of(7, 6)); });
     // Arguments the operation's check refuses.
     expect_error(error_code::invalid_argument,
-                 "operation 0 (put): arguments of 12 bytes: put: row 5000 is beyond the last row "
+                 "operation 0 (put): arguments of 20 bytes: put: row 5000 is beyond the last row "
                  "999",
                  [&] { rows.call<void>(kPut, std::uint64_t{5000}, std::vector<std::int32_t>{1}); });
-    // Fewer bytes than the fixed-size arguments.
+    // Bytes that are no run of elements at all.
     expect_error(error_code::invalid_argument,
-                 "put takes 8 bytes of fixed-size arguments and then whole elements of 4 bytes, "
-                 "not 5 bytes",
+                 "put takes 8 bytes of fixed-size arguments and then elements of 4 bytes, but "
+                 "the call gave no run of elements",
                  [&] { rows.invoke(kPut, std::vector<std::byte>(5)); });
-    // Twelve bytes of row are not whole 64-bit elements, nor the caller's 8-byte buffer.
+    // Arguments of other types than the operation's, whose bytes would decode as other
+    // values: a row number as a 32-bit int, elements of 64 bits.
     expect_error(error_code::invalid_argument,
-                 "operation 1: a result of 12 bytes is not a whole number of the caller's 8-byte "
-                 "elements",
+                 "put takes 8 bytes of fixed-size arguments and then elements of 4 bytes, but "
+                 "the call gave 4 bytes of them and elements of 4 bytes",
+                 [&] {
+                   rows.call<void>(kPut, 2, std::vector<std::int32_t>{1, 2, 3});
+                 });
+    expect_error(error_code::invalid_argument,
+                 "put takes 8 bytes of fixed-size arguments and then elements of 4 bytes, but "
+                 "the call gave 8 bytes of them and elements of 8 bytes",
+                 [&] { rows.call<void>(kPut, std::uint64_t{2}, std::vector<std::int64_t>{1}); });
+    // A row of 32-bit elements read as 64-bit ones.
+    expect_error(error_code::invalid_argument,
+                 "operation 1: the result is a run of 4-byte elements, where the caller expects "
+                 "elements of 8 bytes",
                  [&] { (void)rows.read<std::vector<std::int64_t>>(kRow, std::uint64_t{1}); });
+    // A fixed-size result read as elements.
+    expect_error(error_code::invalid_argument,
+                 "the result is not a run of elements, where the caller expects elements of 8 "
+                 "bytes",
+                 [&] { (void)rows.read<std::vector<std::uint64_t>>(kRows); });
     std::vector<std::int32_t> two{-1, -1};
     expect_error(error_code::invalid_argument,
                  "operation 1: a result of 12 bytes where the caller expects 8",
@@ -264,15 +285,33 @@ TEST(TypedSpanUnmarshal, RefusesBytesThatAreNotWholeElements) {
   EXPECT_NO_THROW((void)put->unmarshal(bytes_of(1, 8)));
 }
 
-// A noexcept body spares the copy of the state before each write; others keep it.
+// A noexcept body spares the copy of the state before each write; others keep it, and so
+// does a noexcept write that returns a run of elements (copying them out may fail after the
+// body changed the state).
 TEST(TypedSpanUnmarshal, ANoexceptBodyNeedsNoCopyOfTheState) {
   const iso::object_type type = make_rows_type();
   EXPECT_FALSE(type.find(kPut)->body_may_throw);
   EXPECT_TRUE(type.find(kSum)->body_may_throw);
+  const iso::object_type numbers =
+      iso::typed_object<std::vector<std::int32_t>>("Numbers")
+          .write(0, "append_all",
+                 [](std::vector<std::int32_t>& v, std::int32_t x) noexcept {
+                   v.push_back(x);
+                   return std::span<const std::int32_t>(v);
+                 })
+          .write(1, "append",
+                 [](std::vector<std::int32_t>& v, std::int32_t x) noexcept {
+                   v.push_back(x);
+                   return x;
+                 })
+          .type();
+  EXPECT_TRUE(numbers.find(0)->body_may_throw);
+  EXPECT_FALSE(numbers.find(1)->body_may_throw);
 }
 
 // A fixed-size call's bytes are the arguments' bytes in order, as before spans; a span
-// call's are the same followed by the elements'.
+// call's are a header naming the shape (17 bytes of fixed-size arguments, 2-byte elements),
+// the same bytes, then the elements'.
 TEST(TypedSpanEncoding, FixedSizeBytesAreUnchangedAndElementsFollow) {
   const std::int64_t a = -5;
   const std::uint8_t b = 200;
@@ -285,12 +324,17 @@ TEST(TypedSpanEncoding, FixedSizeBytesAreUnchangedAndElementsFollow) {
   EXPECT_TRUE(iso::detail::encode_arguments().empty());
 
   const std::vector<std::int16_t> elements{1, 2, 3};
-  std::vector<std::byte> with = want;
-  with.resize(want.size() + sizeof(std::int16_t) * elements.size());
-  std::memcpy(with.data() + want.size(), elements.data(), sizeof(std::int16_t) * elements.size());
+  const std::vector<std::byte> header = {std::byte{0xE5}, std::byte{0xE1}, std::byte{2},
+                                         std::byte{0},    std::byte{17},   std::byte{0},
+                                         std::byte{0},    std::byte{0}};
+  std::vector<std::byte> empty = header;
+  empty.insert(empty.end(), want.begin(), want.end());
+  std::vector<std::byte> with = empty;
+  with.resize(empty.size() + sizeof(std::int16_t) * elements.size());
+  std::memcpy(with.data() + empty.size(), elements.data(), sizeof(std::int16_t) * elements.size());
   EXPECT_EQ(iso::detail::encode_arguments(a, b, c, elements), with);
   EXPECT_EQ(iso::detail::encode_arguments(a, b, c, std::span(elements)), with);
-  EXPECT_EQ(iso::detail::encode_arguments(a, b, c, std::span<const std::int16_t>{}), want);
+  EXPECT_EQ(iso::detail::encode_arguments(a, b, c, std::span<const std::int16_t>{}), empty);
 }
 
 }  // namespace
