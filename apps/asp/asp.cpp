@@ -34,15 +34,26 @@ struct rows_state {
 using row_guard = bool (*)(const rows_state&, std::uint64_t);
 using row_body = std::span<const std::int32_t> (*)(const rows_state&, std::uint64_t);
 
-// put(k, row) stores row k; row(k) waits until it is there. The put cannot fail, so no copy
-// of the rows is taken before it (noexcept).
-iso::object_type make_rows_type() {
+// put(k, row) stores row k of the `rows`; row(k) waits until it is there. A put is checked
+// before it goes out (a row number beyond the last, an empty row), so its body cannot fail
+// and no copy of the rows is taken before it (noexcept).
+iso::object_type make_rows_type(std::size_t rows) {
+  const auto check = [rows](std::uint64_t k, std::span<const std::int32_t> row) {
+    if (k >= rows || row.empty()) {
+      throw iso::error(iso::error_code::invalid_argument,
+                       iso::apps::format("put: row %llu of %zu distances, where rows are 0 to "
+                                         "%zu and never empty",
+                                         static_cast<unsigned long long>(k), row.size(), rows - 1));
+    }
+  };
   return iso::typed_object<rows_state>("AspRows")
-      .write(kPut, "put",
-             [](rows_state& s, std::uint64_t k, std::span<const std::int32_t> row) noexcept {
-               if (s.rows.size() <= k) s.rows.resize(k + 1);
-               s.rows[k].assign(row.begin(), row.end());
-             })
+      .write(
+          kPut, "put",
+          [](rows_state& s, std::uint64_t k, std::span<const std::int32_t> row) noexcept {
+            if (s.rows.size() <= k) s.rows.resize(k + 1);
+            s.rows[k].assign(row.begin(), row.end());
+          },
+          check)
       .read(kRow, "row",
             std::vector<std::pair<row_guard, row_body>>{
                 {[](const rows_state& s, std::uint64_t k) {
@@ -87,8 +98,8 @@ int main(int argc, char** argv) {
   if (job_nodes() > static_cast<unsigned long>(n))
     return cli.refuse(too_many_nodes(job_nodes(), n));
 
-  const iso::object_type rows_type = make_rows_type();
   return iso::run(argc, argv, [&](iso::node& node) {
+    const iso::object_type rows_type = make_rows_type(static_cast<std::size_t>(n));
     const auto size = static_cast<std::size_t>(n);
     const std::uint32_t nodes = node.count();
     const std::uint32_t me = node.id();

@@ -158,14 +158,16 @@ void check_put(const values_header& at, std::span<const value> values) {
         iso::error_code::invalid_argument,
         format("put: no layer %u or part %u of %u, or no values", at.stones, at.part, at.parts));
   }
-  const std::uint64_t last = (at.first + values.size() - 1) * at.parts + at.part;
-  if (last >= layer_size(static_cast<int>(at.stones))) {
-    throw iso::error(
-        iso::error_code::invalid_argument,
-        format("put: rank %llu is beyond the %llu boards of layer %u",
-               static_cast<unsigned long long>(last),
-               static_cast<unsigned long long>(layer_size(static_cast<int>(at.stones))),
-               at.stones));
+  const std::uint64_t boards = layer_size(static_cast<int>(at.stones));
+  // In steps that cannot wrap: the values fit the layer's boards, then so does the last rank.
+  const bool fits = at.first < boards && values.size() <= boards - at.first &&
+                    (at.first + values.size() - 1) * at.parts + at.part < boards;
+  if (!fits) {
+    throw iso::error(iso::error_code::invalid_argument,
+                     format("put: %zu values from index %llu of part %u of %u go beyond the %llu "
+                            "boards of layer %u",
+                            values.size(), static_cast<unsigned long long>(at.first), at.part,
+                            at.parts, static_cast<unsigned long long>(boards), at.stones));
   }
 }
 
