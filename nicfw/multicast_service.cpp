@@ -186,6 +186,8 @@ absl::Status multicast_service::send_to(comm::node_id child, const message_ptr& 
   return absl::OkStatus();
 }
 
+// `l` is a lane to `to`; sending may add a lane, but only to a message's parent, which is
+// never the child `to` it is sent to (spread checks the tree), so `l` stays where it is.
 absl::Status multicast_service::flush_blocked(comm::node_id to, lane& l) {
   while (l.credits > 0 && !l.blocked.empty()) {
     message_ptr m = std::move(l.blocked.front());
@@ -282,8 +284,10 @@ absl::Status multicast_service::on_credit(comm::node_id from, const packet_heade
     limit = options_.sequencer_window;
   }
   if (header.a > limit - l->credits) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "multicast credits from node %u: %u more, beyond the window of %u", from, header.a, limit));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("multicast credits from node %u%s: %u more, beyond the window of %u", from,
+                        header.stamp != 0 ? absl::StrFormat(" for group %u", header.stamp - 1) : "",
+                        header.a, limit));
   }
   l->credits += header.a;
   return flush_blocked(from, *l);

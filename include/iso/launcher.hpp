@@ -36,7 +36,8 @@ enum class node_end {
 // `segment_fd` stays the caller's. Never blocks; any thread.
 // Throws iso::error: invalid_argument for a node outside the job; the system's error,
 // named, when the segment cannot be inspected or mapped (failed_precondition for a
-// descriptor that is not a job segment).
+// segment whose header claims more than the file holds). A descriptor too small to be a job
+// segment, or without its mark, counts as a node that never joined (not_joined).
 [[nodiscard]] node_end note_node_ended(int segment_fd, std::uint32_t node);
 
 }  // namespace iso::launcher

@@ -368,8 +368,6 @@ TEST_P(IsotachOrderedGroup, MessageAndWriteInOneIsochronAreSeenAtomically) {
   EXPECT_EQ(status, 0);
 }
 
-}  // namespace
-
 // Many groups over the same nodes, every member flooding every group before it receives
 // anything: the groups' messages cross on every link, in both directions. With 8 groups of
 // 4 nodes the NICs' forwarding waited on each other's credits in a cycle (every link's
@@ -412,3 +410,5 @@ TEST_P(OrderedGroup, ManyOverlappingGroupsFloodingAtOnceDoNotDeadlock) {
     }
   }
 }
+
+}  // namespace
