@@ -64,4 +64,25 @@ inline std::string placement_order_name(const testing::TestParamInfo<placement_a
   return placement_text(std::get<0>(p.param)) + "_" + order_name(std::get<1>(p.param));
 }
 
+// A case run under both objects orders and both NIC modes (the window between two nodes
+// applying the same ordered message differs in each).
+using order_and_nic = std::tuple<iso::order_kind, iso::nic_mode>;
+class order_nic_test : public testing::TestWithParam<order_and_nic> {
+ protected:
+  [[nodiscard]] iso::order_kind order() const { return std::get<0>(GetParam()); }
+  [[nodiscard]] iso::options opts() const {
+    iso::options o = object_job_options(order());
+    o.nic = std::get<1>(GetParam());
+    return o;
+  }
+};
+inline auto both_orders_and_nics() {
+  return testing::Combine(both_object_orders(),
+                          testing::Values(iso::nic_mode::thread, iso::nic_mode::inline_poll));
+}
+inline std::string order_nic_name(const testing::TestParamInfo<order_and_nic>& p) {
+  return order_name(std::get<0>(p.param)) + "_" +
+         (std::get<1>(p.param) == iso::nic_mode::thread ? "thread" : "inline");
+}
+
 }  // namespace iso::test

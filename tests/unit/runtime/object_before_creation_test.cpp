@@ -40,27 +40,17 @@ using iso::test::run_inproc;
 using iso::test::send_value;
 namespace int_ops = iso::test::int_ops;
 
-using order_and_nic = std::tuple<iso::order_kind, iso::nic_mode>;
-class BeforeCreation : public testing::TestWithParam<order_and_nic> {
+class BeforeCreation : public iso::test::order_nic_test {
  protected:
   [[nodiscard]] iso::options opts() const {
-    iso::options o = iso::test::object_job_options(std::get<0>(GetParam()));
-    o.nic = std::get<1>(GetParam());
+    iso::options o = order_nic_test::opts();
     o.object_call_timeout = std::chrono::milliseconds(300);
     return o;
   }
-  [[nodiscard]] iso::order_kind order() const { return std::get<0>(GetParam()); }
 };
 
-INSTANTIATE_TEST_SUITE_P(OrdersAndNics, BeforeCreation,
-                         testing::Combine(iso::test::both_object_orders(),
-                                          testing::Values(iso::nic_mode::thread,
-                                                          iso::nic_mode::inline_poll)),
-                         [](const testing::TestParamInfo<order_and_nic>& p) {
-                           return iso::test::order_name(std::get<0>(p.param)) + "_" +
-                                  (std::get<1>(p.param) == iso::nic_mode::thread ? "thread"
-                                                                                 : "inline");
-                         });
+INSTANTIATE_TEST_SUITE_P(OrdersAndNics, BeforeCreation, iso::test::both_orders_and_nics(),
+                         iso::test::order_nic_name);
 
 std::size_t kept_on(iso::node& node) {
   return iso::detail::node_state::of(node).objects().parked_before_creation();

@@ -34,27 +34,10 @@ using iso::object_placement;
 using iso::test::run_inproc;
 namespace int_ops = iso::test::int_ops;
 
-// Both objects orders, both NIC modes: the window between two nodes applying the same
-// ordered message differs in each.
-using order_and_nic = std::tuple<iso::order_kind, iso::nic_mode>;
-class ObjectRaces : public testing::TestWithParam<order_and_nic> {
- protected:
-  [[nodiscard]] iso::options opts() const {
-    iso::options o = iso::test::object_job_options(std::get<0>(GetParam()));
-    o.nic = std::get<1>(GetParam());
-    return o;
-  }
-};
+class ObjectRaces : public iso::test::order_nic_test {};
 
-INSTANTIATE_TEST_SUITE_P(OrdersAndNics, ObjectRaces,
-                         testing::Combine(iso::test::both_object_orders(),
-                                          testing::Values(iso::nic_mode::thread,
-                                                          iso::nic_mode::inline_poll)),
-                         [](const testing::TestParamInfo<order_and_nic>& p) {
-                           return iso::test::order_name(std::get<0>(p.param)) + "_" +
-                                  (std::get<1>(p.param) == iso::nic_mode::thread ? "thread"
-                                                                                 : "inline");
-                         });
+INSTANTIATE_TEST_SUITE_P(OrdersAndNics, ObjectRaces, iso::test::both_orders_and_nics(),
+                         iso::test::order_nic_name);
 
 using iso::test::receive_value;
 using iso::test::send_value;

@@ -42,26 +42,10 @@ namespace int_ops = iso::test::int_ops;
 constexpr iso::node_id kOwner = 0;
 constexpr iso::node_id kDropper = 1;
 
-using order_and_nic = std::tuple<iso::order_kind, iso::nic_mode>;
-class DroppedCallRedo : public testing::TestWithParam<order_and_nic> {
- protected:
-  [[nodiscard]] iso::options opts() const {
-    iso::options o = iso::test::object_job_options(std::get<0>(GetParam()));
-    o.nic = std::get<1>(GetParam());
-    return o;
-  }
-  [[nodiscard]] iso::order_kind order() const { return std::get<0>(GetParam()); }
-};
+class DroppedCallRedo : public iso::test::order_nic_test {};
 
-INSTANTIATE_TEST_SUITE_P(OrdersAndNics, DroppedCallRedo,
-                         testing::Combine(iso::test::both_object_orders(),
-                                          testing::Values(iso::nic_mode::thread,
-                                                          iso::nic_mode::inline_poll)),
-                         [](const testing::TestParamInfo<order_and_nic>& p) {
-                           return iso::test::order_name(std::get<0>(p.param)) + "_" +
-                                  (std::get<1>(p.param) == iso::nic_mode::thread ? "thread"
-                                                                                 : "inline");
-                         });
+INSTANTIATE_TEST_SUITE_P(OrdersAndNics, DroppedCallRedo, iso::test::both_orders_and_nics(),
+                         iso::test::order_nic_name);
 
 // What node 1 does before it leaves the job (run.cpp's leave_job): settle its dropped calls.
 absl::Status settle_as_when_leaving(iso::node& node) {
