@@ -41,21 +41,19 @@ void object_table::park_request(request r) {
 }
 
 void object_table::park_transfer(object_id id, std::vector<std::byte> packet) {
-  before_creation_[id].transfers.push_back({.item = std::move(packet), .since = absl::Now()});
+  before_creation_[id].transfers.push_back(std::move(packet));
   ++parked_copies_;
 }
 
 void object_table::unpark(object_id id) {
   auto early = before_creation_.extract(id);
   if (early.empty()) return;
-  for (const parked<request>& r : early.mapped().requests) --parked_calls_by_caller_[r.item.from];
+  for (const parked_request& r : early.mapped().requests) --parked_calls_by_caller_[r.item.from];
   parked_calls_ -= early.mapped().requests.size();
   parked_copies_ -= early.mapped().transfers.size();
   // A copy first: a call that came before it may then run at once.
-  for (parked<std::vector<std::byte>>& t : early.mapped().transfers) {
-    on_transfer(std::move(t.item));
-  }
-  for (parked<request>& r : early.mapped().requests) serve(std::move(r.item));
+  for (std::vector<std::byte>& t : early.mapped().transfers) on_transfer(std::move(t));
+  for (parked_request& r : early.mapped().requests) serve(std::move(r.item));
 }
 
 void object_table::expire_parked(bool& did_work) {
@@ -65,7 +63,7 @@ void object_table::expire_parked(bool& did_work) {
   for (auto it = before_creation_.begin(); it != before_creation_.end();) {
     const object_id id = it->first;
     before_creation& kept = it->second;
-    std::erase_if(kept.requests, [&](const parked<request>& p) {
+    std::erase_if(kept.requests, [&](const parked_request& p) {
       if (now - p.since < call_timeout_) {
         next = std::min(next, p.since + call_timeout_);
         return false;

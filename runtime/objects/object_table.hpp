@@ -367,14 +367,13 @@ class object_table final : public delivery_unit {
   // copies shipped to this node (the creation's owner applied a migration or a replication
   // after it), installed then, however late: a copy comes only from a node that applied
   // the creation, which therefore reaches this node too unless the job fails.
-  template <typename T>
-  struct parked {
-    T item;
-    absl::Time since;
+  struct parked_request {
+    request item;
+    absl::Time since;  // its arrival, for its deadline
   };
   struct before_creation {
-    std::vector<parked<request>> requests;
-    std::vector<parked<std::vector<std::byte>>> transfers;
+    std::vector<parked_request> requests;
+    std::vector<std::vector<std::byte>> transfers;
   };
   std::map<object_id, before_creation> before_creation_;
   std::size_t parked_calls_ = 0;   // requests in before_creation_
