@@ -175,33 +175,6 @@ int run(int argc, char** argv, const std::function<void(node&)>& body) {
 }
 
 namespace runtime {
-namespace {
-
-// A ucx job learns rank, size and secret from its PMIx launcher; chosen automatically
-// (PMIx variables only) and without a server that answers, it is a job of one node.
-absl::Status join_pmix_launcher(launch_environment& env, std::shared_ptr<pmix_session>& out) {
-  absl::StatusOr<std::shared_ptr<pmix_session>> session = pmix_session::open();
-  if (absl::IsUnavailable(session.status()) && env.ucx_automatic) {
-    ISO_LOG(runtime, debug, "no PMIx launcher after all (%s); a job of one node",
-            std::string(session.status().message()));
-    env = launch_environment{};
-    return absl::OkStatus();
-  }
-  if (absl::IsUnavailable(session.status())) {
-    return absl::FailedPreconditionError(absl::StrFormat(
-        "ISO_TRANSPORT is 'ucx', but %s: start a ucx job with mpirun or srun --mpi=pmix",
-        std::string(session.status().message())));
-  }
-  if (!session.ok()) return session.status();
-  out = *std::move(session);
-  env.size = out->size();
-  env.rank = out->rank();
-  env.secret = out->secret();
-  env.job_id = out->job_name();
-  return absl::OkStatus();
-}
-
-}  // namespace
 
 absl::StatusOr<job_plan> plan_job(const options& requested) {
   absl::StatusOr<options> opts = apply_environment(requested);
@@ -209,7 +182,7 @@ absl::StatusOr<job_plan> plan_job(const options& requested) {
   absl::StatusOr<launch_environment> env = read_launch_environment();
   if (!env.ok()) return env.status();
   std::shared_ptr<pmix_session> pmix;
-  if (env->transport == transport_kind::ucx) {
+  if (env->transport == transport_kind::ucx || env->pmix_without_fabric) {
     if (absl::Status s = join_pmix_launcher(*env, pmix); !s.ok()) return s;
   }
   absl::StatusOr<std::shared_ptr<const nicfw::topology>> topo = load_topology(*opts, env->size);

@@ -14,6 +14,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
+#include "base/log.hpp"
 #include "runtime/bootstrap/pmix_session.hpp"
 
 namespace iso::runtime {
@@ -38,7 +39,7 @@ absl::StatusOr<std::uint32_t> number(const char* name, const std::string& text,
 }  // namespace
 
 // Whether this build has the ucx fabric: without it, a process that a PMIx launcher
-// started runs as a job of one rather than failing (ISO_TRANSPORT=ucx still fails, named).
+// started can be a job of one node only (ISO_TRANSPORT=ucx fails, named).
 #ifdef ISO_HAVE_UCX
 constexpr bool kHaveUcx = true;
 #else
@@ -46,6 +47,10 @@ constexpr bool kHaveUcx = false;
 #endif
 
 absl::StatusOr<launch_environment> read_launch_environment() {
+  return read_launch_environment(kHaveUcx);
+}
+
+absl::StatusOr<launch_environment> read_launch_environment(bool have_ucx) {
   launch_environment env;
   const std::optional<std::string> transport = variable(kTransportVariable);
   if (transport && *transport != "shm" && *transport != "inproc" && *transport != "ucx") {
@@ -55,10 +60,19 @@ absl::StatusOr<launch_environment> read_launch_environment() {
   const std::optional<std::string> size = variable(kSizeVariable);
   if (!size) {
     // No isorun: a PMIx launcher's job (the PMIx session gives rank and size), or a job of one.
-    if (transport == "ucx" || (!transport && kHaveUcx && pmix_session::launched_by_pmix())) {
+    if (transport == "ucx" && !have_ucx) {
+      return absl::FailedPreconditionError(
+          "ISO_TRANSPORT is 'ucx', but this build of iso has no UCX transport: UCX "
+          "(libucx-dev) was not found when it was built");
+    }
+    if (transport == "ucx" || (!transport && pmix_session::launched_by_pmix())) {
       env.transport = transport_kind::ucx;
       env.ucx_automatic = !transport.has_value();
       env.from_launcher = true;
+      if (!have_ucx) {
+        env.transport = transport_kind::shm;
+        env.pmix_without_fabric = true;
+      }
     }
     return env;
   }
@@ -181,6 +195,41 @@ absl::Status claim_launch_descriptors(const launch_environment& env) {
           absl::StrFormat("cannot make descriptor %d close-on-exec: %s", *fd, ::strerror(errno)));
     }
   }
+  return absl::OkStatus();
+}
+
+absl::Status join_pmix_launcher(launch_environment& env, std::shared_ptr<pmix_session>& session) {
+  absl::StatusOr<std::shared_ptr<pmix_session>> opened = pmix_session::open();
+  const bool automatic = env.ucx_automatic;
+  if (absl::IsUnavailable(opened.status()) && automatic) {
+    ISO_LOG(runtime, debug, "no PMIx launcher after all (%s); a job of one node",
+            std::string(opened.status().message()));
+    env = launch_environment{};
+    return absl::OkStatus();
+  }
+  if (absl::IsUnavailable(opened.status())) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "ISO_TRANSPORT is 'ucx', but %s: start a ucx job with mpirun or srun --mpi=pmix",
+        std::string(opened.status().message())));
+  }
+  if (!opened.ok()) return opened.status();
+  if (env.pmix_without_fabric) {
+    if ((*opened)->size() > 1) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "a PMIx launcher started %u processes (this is rank %u), but this build of iso has "
+          "no UCX transport to join them into one job (UCX, libucx-dev, was not found when it "
+          "was built), and each alone would be a job of one node with wrong results; start "
+          "the job with isorun -n %u instead",
+          (*opened)->size(), (*opened)->rank(), (*opened)->size()));
+    }
+    env = launch_environment{};  // the launcher's job of one node is this process's job
+    return absl::OkStatus();
+  }
+  session = *std::move(opened);
+  env.size = session->size();
+  env.rank = session->rank();
+  env.secret = session->secret();
+  env.job_id = session->job_name();
   return absl::OkStatus();
 }
 

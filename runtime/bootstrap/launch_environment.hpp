@@ -4,7 +4,8 @@
 // A process started without a launcher is a job of one node. A process that a PMIx
 // launcher started (mpirun, srun --mpi=pmix: PMIX_RANK and PMIX_NAMESPACE set, no ISO_SIZE),
 // or one with ISO_TRANSPORT=ucx, is a node of a ucx job, whose rank and size PMIx tells
-// (runtime/bootstrap/pmix_session.hpp).
+// (runtime/bootstrap/pmix_session.hpp); in a build without UCX, such a process may only be
+// the launcher's one process.
 //
 // kLaunchVariables below is the one list of these names. isorun, which may use only the
 // public headers, writes them out again; launcher_test checks that it sets and clears
@@ -13,6 +14,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -65,11 +67,27 @@ struct launch_environment {
   // ucx only: chosen because PMIx variables are set, not by ISO_TRANSPORT; where no PMIx
   // server answers after all, the process falls back to a job of one node.
   bool ucx_automatic = false;
+  // A PMIx launcher started this process, but this build has no ucx fabric: a job of one
+  // node is all it can be, which join_pmix_launcher checks against the launcher's size.
+  bool pmix_without_fabric = false;
 };
 
 // Reads and checks the variables. InvalidArgument names the variable and its bad value
-// (e.g. "ISO_RANK is 7 but ISO_SIZE is 4").
+// (e.g. "ISO_RANK is 7 but ISO_SIZE is 4"). `have_ucx` says whether this build has the ucx
+// fabric; the first form passes what the build has.
 absl::StatusOr<launch_environment> read_launch_environment();
+absl::StatusOr<launch_environment> read_launch_environment(bool have_ucx);
+
+class pmix_session;
+
+// For a process a PMIx launcher started (env.transport ucx, or env.pmix_without_fabric):
+// connects to the launcher and takes rank, size, secret and job name from it into `env`,
+// leaving the session in `session` for the fabric. Where PMIx was chosen automatically
+// and no server answers after all, `env` becomes a job of one node. In a build without
+// the ucx fabric, a launcher's job of one node runs as such, and a job of several fails
+// with FailedPrecondition saying how many processes the launcher started and why they
+// cannot form a job: running each as a job of one would give wrong results silently.
+absl::Status join_pmix_launcher(launch_environment& env, std::shared_ptr<pmix_session>& session);
 
 // Checks that the launcher's descriptors are what they claim and makes them close-on-exec,
 // so that nothing this process starts inherits them: ISO_SHM_FD must be the job's own
