@@ -130,6 +130,7 @@
 #include <string>
 #include <tuple>
 #include <type_traits>
+#include <typeinfo>
 #include <utility>
 #include <vector>
 
@@ -186,6 +187,9 @@ struct operation {
   std::vector<alternative> alternatives = {};
   // False only for bodies that never throw: then no copy of the state is taken per write.
   bool body_may_throw = true;
+  // The parameter types, where known (typed_object sets it): a typed call whose arguments'
+  // types differ is refused on the caller. Null for operations built by hand.
+  const std::type_info* parameters = nullptr;
 };
 
 // A type of shared object: a name (for messages and the creation check), its state, and
@@ -361,6 +365,7 @@ class object {
   [[nodiscard]] object_call start_read(operation_id op, std::span<const std::byte> args);
   template <typename Result, typename... Args>
   [[nodiscard]] pending<Result> start(operation_id op, const Args&... args) {
+    check_parameters<Args...>(op);
     return {start(op, std::span<const std::byte>(encode(args...))), typed_decoder<Result>(op)};
   }
 
@@ -401,6 +406,7 @@ class object {
   [[nodiscard]] object_call start(isochron& in, operation_id op, std::span<const std::byte> args);
   template <typename Result, typename... Args>
   [[nodiscard]] pending<Result> start(isochron& in, operation_id op, const Args&... args) {
+    check_parameters<Args...>(op);
     return {start(in, op, std::span<const std::byte>(encode(args...))), typed_decoder<Result>(op)};
   }
 
@@ -410,25 +416,30 @@ class object {
   // std::vector<T>, which binds to it), whose elements' bytes follow the others'. The
   // operation takes it as a std::span<const T> (see typed_object). Result is void, a
   // trivially copyable value, or a std::vector<T> of trivially copyable T (the result's
-  // bytes as elements). Arguments are encoded as the caller's types, not the operation's:
-  // pass values of the operation's own types (std::uint64_t{k}, not a literal int). A call
-  // with elements, and a result that is elements, carry the sizes the sender used (8 bytes
-  // ahead of them), so that a mismatch there is refused, not misread; a fixed-size call
-  // whose values differ in type but not in total size is not caught. Errors, besides those
-  // of invoke(): invalid_argument for a result of another size than Result's, for elements
-  // of another size than the caller's, or for fixed-size arguments or elements of other
-  // sizes than the operation's (naming the object, the operation and the sizes). A span or
-  // vector anywhere but last, elements or values that are not trivially copyable, do not
-  // compile.
+  // bytes as elements). Pass values of the operation's own types (std::uint64_t{k}, not a
+  // literal int): for an operation of a typed_object, a call whose argument types differ
+  // (a std::vector<T> or a std::span of T of any extent stands for std::span<const T>) is
+  // refused on this node before anything is sent, even where the sizes agree (a signed
+  // for an unsigned count, float for int32 elements), since its bytes would be read as
+  // other values. A call with elements, and a result that is elements, also carry the sizes
+  // the sender used (8 bytes ahead of them), so that a mismatch there is refused, not
+  // misread, for operations built by hand too. Errors, besides those of invoke():
+  // invalid_argument for argument types other than the operation's (naming both lists),
+  // for a result of another size than Result's, for elements of another size than the
+  // caller's, or for fixed-size arguments or elements of other sizes than the operation's
+  // (naming the object, the operation and the sizes). A span or vector anywhere but last,
+  // elements or values that are not trivially copyable, do not compile.
   //
   //   std::vector<std::int32_t> row = rows.read<std::vector<std::int32_t>>(kRow, k);
   //   rows.call<void>(kPut, k, std::span<const std::int32_t>(row));
   template <typename Result, typename... Args>
   Result call(operation_id op, const Args&... args) {
+    check_parameters<Args...>(op);
     return decode<Result>(invoke(op, encode(args...)), op);
   }
   template <typename Result, typename... Args>
   Result read(operation_id op, const Args&... args) {
+    check_parameters<Args...>(op);
     return decode<Result>(invoke_read(op, encode(args...)), op);
   }
   // As read<std::vector<T>>(op, args...), into the caller's `out`, whose size the result
@@ -438,6 +449,7 @@ class object {
   void read_into(operation_id op, std::span<T> out, const Args&... args) {
     static_assert(!std::is_const_v<T> && std::is_trivially_copyable_v<T>,
                   "read_into fills a std::span of writable, trivially copyable elements");
+    check_parameters<Args...>(op);
     const std::vector<std::byte> result = invoke_read(op, encode(args...));
     const std::span<const std::byte> bytes = elements_of<T>(result, op);
     if (bytes.size() != out.size_bytes()) wrong_result_size(op, bytes.size(), out.size_bytes());
@@ -468,6 +480,13 @@ class object {
   [[nodiscard]] static std::vector<std::byte> encode(const Args&... args) {
     return detail::encode_arguments(args...);
   }
+  template <typename... Args>
+  void check_parameters(operation_id op) const {
+    check_parameters(op, typeid(detail::parameters_of<Args...>));
+  }
+  // Throws invalid_argument where operation `op` of this object's type states parameter
+  // types (typed_object) other than `caller`; anything else the call itself reports.
+  void check_parameters(operation_id op, const std::type_info& caller) const;
   template <typename Result>
   [[nodiscard]] Result decode(const std::vector<std::byte>& bytes, operation_id op) const {
     if constexpr (std::is_void_v<Result>) {
@@ -723,6 +742,7 @@ class typed_object {
     op.id = id;
     op.name = std::move(name);
     op.kind = kind;
+    op.parameters = &typeid(typename arguments::parameters);
     op.unmarshal = [name = op.name, check = std::move(check)](
                        std::span<const std::byte> bytes) -> decoded_arguments {
       decoded args = arguments::unpack(bytes, name);

@@ -2,7 +2,15 @@
 // collective creation, and calls, over the node's object table.
 #include "iso/object.hpp"
 
+#include <cxxabi.h>
+
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_replace.h"
 #include "iso/isochron.hpp"
 #include "runtime/node_state.hpp"
 #include "runtime/objects/object_link.hpp"
@@ -294,6 +302,45 @@ node_id object::owner() const {
 std::vector<resumed_call> object::resume_log() const {
   detail::node_state& state = detail::state_of(link_, id_, "resume_log()");
   return detail::value_or_throw(state.objects().resume_log(id_));
+}
+
+namespace {
+
+// "(unsigned long, std::span<int const>)" for detail::parameter_list<unsigned long,
+// std::span<int const, 18446744073709551615ul>>: a typed call's parameters as a reader
+// would write them.
+std::string parameter_names(const std::type_info& list) {
+  int status = 0;
+  std::unique_ptr<char, decltype(&std::free)> demangled(
+      abi::__cxa_demangle(list.name(), nullptr, nullptr, &status), &std::free);
+  if (status != 0 || demangled == nullptr) return list.name();
+  std::string names(demangled.get());
+  const std::size_t open = names.find('<');
+  const std::size_t close = names.rfind('>');
+  names = open == std::string::npos || close == std::string::npos || close < open
+              ? std::string()
+              : names.substr(open + 1, close - open - 1);
+  absl::StrReplaceAll({{", 18446744073709551615ul>", ">"}}, &names);
+  if (!names.empty() && names.back() == ' ') names.pop_back();
+  return absl::StrCat("(", names, ")");
+}
+
+}  // namespace
+
+void object::check_parameters(operation_id op, const std::type_info& caller) const {
+  // A handle whose node has ended, an unknown object or operation: the call's to report,
+  // as for untyped calls.
+  if (!link_ || link_->owner == nullptr) return;
+  detail::node_state& state = *link_->owner;
+  const absl::StatusOr<const operation*> found = state.objects().operation_of(id_, op);
+  if (!found.ok() || (*found)->parameters == nullptr || *(*found)->parameters == caller) return;
+  const absl::StatusOr<const std::string*> type = state.objects().type_name(id_);
+  throw error(error_code::invalid_argument,
+              absl::StrFormat("object %u (%s), operation %u (%s) takes %s; the call passes %s "
+                              "(pass values of the operation's own types, e.g. "
+                              "std::uint64_t{k} rather than a literal int)",
+                              id_, type.ok() ? **type : std::string("?"), op, (*found)->name,
+                              parameter_names(*(*found)->parameters), parameter_names(caller)));
 }
 
 void object::wrong_result_size(operation_id op, std::size_t got, std::size_t want) const {

@@ -897,4 +897,10 @@ absl::StatusOr<const std::string*> object_table::type_name(object_id id) const {
   return &(*e)->type->name;
 }
 
+absl::StatusOr<const operation*> object_table::operation_of(object_id id, operation_id op) const {
+  absl::StatusOr<entry*> e = find(id, "call");
+  if (!e.ok()) return e.status();
+  return find_op(**e, op);
+}
+
 }  // namespace iso::runtime

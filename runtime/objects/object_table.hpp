@@ -136,6 +136,8 @@ class object_table final : public delivery_unit {
   [[nodiscard]] absl::StatusOr<object_placement> current_placement_of(object_id id) const;
   [[nodiscard]] absl::StatusOr<comm::node_id> owner_of(object_id id) const;
   [[nodiscard]] absl::StatusOr<const std::string*> type_name(object_id id) const;
+  // Operation `op` of object `id`'s type (InvalidArgument naming what is missing).
+  [[nodiscard]] absl::StatusOr<const operation*> operation_of(object_id id, operation_id op) const;
   [[nodiscard]] order_kind order() const { return order_->kind(); }
   // How long a request to an owner waits for a sign of life (options::object_call_timeout).
   void set_call_timeout(absl::Duration timeout) { call_timeout_ = timeout; }

@@ -253,6 +253,27 @@ struct arguments_and_elements {
 
 // How an operation with parameters A... (after the state) decodes its argument bytes
 // (unpack, into `decoded`) and hands them to its guards and body (apply).
+// A typed operation's parameters, as one type. A typed call names its arguments' list the
+// same way, each taken as the operation takes it (a std::vector, or a std::span of any
+// extent, as a std::span<const T>), and the two must be the same type: values of other
+// types but of the same sizes would otherwise be read as other values.
+template <typename... A>
+struct parameter_list {};
+template <typename T>
+struct as_parameter {
+  using type = T;
+};
+template <typename T, std::size_t Extent>
+struct as_parameter<std::span<T, Extent>> {
+  using type = std::span<const std::remove_const_t<T>>;
+};
+template <typename T, typename Allocator>
+struct as_parameter<std::vector<T, Allocator>> {
+  using type = std::span<const T>;
+};
+template <typename... A>
+using parameters_of = parameter_list<typename as_parameter<std::remove_cvref_t<A>>::type...>;
+
 template <typename... A>
 struct operation_arguments
     : std::conditional_t<last_is<span_traits, A...>(), arguments_and_elements<A...>,
@@ -260,6 +281,7 @@ struct operation_arguments
   static_assert(!any_before_last<span_traits, A...>(),
                 "only the last parameter of a typed operation may be a std::span (its elements "
                 "follow the fixed-size arguments)");
+  using parameters = parameter_list<A...>;
 };
 
 // Appends a body's result: a trivially copyable value's bytes, or the elements' of a

@@ -98,8 +98,12 @@ TEST(ObjectIsochronMisuse, EveryCallThatMayNotJoinIsRefusedAndNothingIsAdded) {
       expect_error(error_code::invalid_argument, "has no operation 99", [&] {
         (void)x.start<std::int64_t>(in, iso::operation_id{99}, std::int64_t{1});
       });
+      expect_error(error_code::invalid_argument,
+                   "operation 0 (inc) takes (long); the call passes (int)",
+                   [&] { (void)x.start<std::int64_t>(in, int_ops::kInc, std::int32_t{1}); });
+      // Bytes of the wrong size, where no types are known.
       expect_error(error_code::invalid_argument, "operation 0 (inc) in an isochron", [&] {
-        (void)x.start<std::int64_t>(in, int_ops::kInc, std::int32_t{1});  // 4 bytes, not 8
+        (void)x.start(in, int_ops::kInc, std::vector<std::byte>(4));  // 4 bytes, not 8
       });
       // Still open and usable: a write that may join does.
       good = x.start<std::int64_t>(in, int_ops::kInc, std::int64_t{5});

@@ -230,18 +230,34 @@ TEST_P(TypedSpans, BadElementBytesAndWrongResultSizesAreRefused) {
                  "put takes 8 bytes of fixed-size arguments and then elements of 4 bytes, but "
                  "the call gave no run of elements",
                  [&] { rows.invoke(kPut, std::vector<std::byte>(5)); });
-    // Arguments of other types than the operation's, whose bytes would decode as other
-    // values: a row number as a 32-bit int, elements of 64 bits.
+    // Arguments of other types than the operation's are refused on the caller, naming
+    // both lists, whether their bytes would be of other sizes (a row number as a 32-bit
+    // int, elements of 64 bits) or of the same sizes and so read as other values (a signed
+    // row number, float elements, a double where a count goes).
     expect_error(error_code::invalid_argument,
-                 "put takes 8 bytes of fixed-size arguments and then elements of 4 bytes, but "
-                 "the call gave 4 bytes of them and elements of 4 bytes",
+                 "(Rows), operation 0 (put) takes (unsigned long, std::span<int const>); "
+                 "the call passes (int, std::span<int const>)",
                  [&] {
                    rows.call<void>(kPut, 2, std::vector<std::int32_t>{1, 2, 3});
                  });
     expect_error(error_code::invalid_argument,
-                 "put takes 8 bytes of fixed-size arguments and then elements of 4 bytes, but "
-                 "the call gave 8 bytes of them and elements of 8 bytes",
+                 "takes (unsigned long, std::span<int const>); the call passes (unsigned long, "
+                 "std::span<long const>)",
                  [&] { rows.call<void>(kPut, std::uint64_t{2}, std::vector<std::int64_t>{1}); });
+    expect_error(error_code::invalid_argument,
+                 "takes (unsigned long, std::span<int const>); the call passes (long, "
+                 "std::span<int const>)",
+                 [&] { rows.call<void>(kPut, std::int64_t{8}, std::vector<std::int32_t>{1}); });
+    expect_error(error_code::invalid_argument,
+                 "takes (unsigned long, std::span<int const>); the call passes (unsigned long, "
+                 "std::span<float const>)",
+                 [&] { rows.call<void>(kPut, std::uint64_t{8}, std::vector<float>{1.5F}); });
+    expect_error(error_code::invalid_argument,
+                 "(Rows), operation 4 (length) takes (unsigned long); the call passes "
+                 "(double)",
+                 [&] { (void)rows.read<std::uint64_t>(kLength, 1.0); });
+    expect_error(error_code::invalid_argument, "operation 1 (row) takes (unsigned long)",
+                 [&] { (void)rows.start<std::vector<std::int32_t>>(kRow, std::int64_t{1}); });
     // A row of 32-bit elements read as 64-bit ones.
     expect_error(error_code::invalid_argument,
                  "operation 1: the result is a run of 4-byte elements, where the caller expects "
