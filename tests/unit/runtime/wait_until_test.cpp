@@ -5,7 +5,7 @@
 // after a known number of checks.
 #include <gtest/gtest.h>
 
-#include <cstdint>
+#include <functional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -24,13 +24,19 @@ iso::runtime::event_loop& loop_of(iso::node& node) {
   return iso::detail::node_state::of(node).loop();
 }
 
+// wait_until() on the loop of a one-node job, which must end well.
+absl::StatusOr<bool> wait_on_one_node(absl::Time deadline, const std::function<bool()>& done) {
+  absl::StatusOr<bool> held;
+  const int status = run_inproc(
+      1, iso::options{}, [&](iso::node& node) { held = loop_of(node).wait_until(deadline, done); });
+  EXPECT_EQ(status, 0);
+  return held;
+}
+
 TEST(WaitUntil, TrueOnceTheConditionHoldsBeforeTheDeadline) {
   int checks = 0;
-  absl::StatusOr<bool> held;
-  const int status = run_inproc(1, iso::options{}, [&](iso::node& node) {
-    held = loop_of(node).wait_until(absl::InfiniteFuture(), [&] { return ++checks == 5; });
-  });
-  EXPECT_EQ(status, 0);
+  const absl::StatusOr<bool> held =
+      wait_on_one_node(absl::InfiniteFuture(), [&] { return ++checks == 5; });
   ASSERT_TRUE(held.ok()) << held.status();
   EXPECT_TRUE(*held);
   EXPECT_EQ(checks, 5);  // and not once more after it held: a condition may act
@@ -38,14 +44,10 @@ TEST(WaitUntil, TrueOnceTheConditionHoldsBeforeTheDeadline) {
 
 TEST(WaitUntil, FalseWhenTheDeadlineHasPassed) {
   int checks = 0;
-  absl::StatusOr<bool> held;
-  const int status = run_inproc(1, iso::options{}, [&](iso::node& node) {
-    held = loop_of(node).wait_until(absl::InfinitePast(), [&] {
-      ++checks;
-      return false;
-    });
+  const absl::StatusOr<bool> held = wait_on_one_node(absl::InfinitePast(), [&] {
+    ++checks;
+    return false;
   });
-  EXPECT_EQ(status, 0);
   ASSERT_TRUE(held.ok()) << held.status();
   EXPECT_FALSE(*held);
   EXPECT_EQ(checks, 1);  // a deadline already past still checks once, and no more
@@ -71,11 +73,8 @@ TEST(WaitUntil, FalseOnceADeadlineAheadPasses) {
 // count as not done.
 TEST(WaitUntil, TheConditionWinsOverADeadlinePassedAtTheSameCheck) {
   int checks = 0;
-  absl::StatusOr<bool> held;
-  const int status = run_inproc(1, iso::options{}, [&](iso::node& node) {
-    held = loop_of(node).wait_until(absl::InfinitePast(), [&] { return ++checks == 1; });
-  });
-  EXPECT_EQ(status, 0);
+  const absl::StatusOr<bool> held =
+      wait_on_one_node(absl::InfinitePast(), [&] { return ++checks == 1; });
   ASSERT_TRUE(held.ok()) << held.status();
   EXPECT_TRUE(*held);
   EXPECT_EQ(checks, 1);
