@@ -207,21 +207,18 @@ absl::Status node_state::quiet() {
       return added.ok() ? ended : added;
     }
   }
-  const absl::Time deadline = absl::Now() + absl::FromChrono(options_.barrier_timeout);
-  bool expired = false;
-  absl::Status waited = loop_.wait_for([&] {
-    const bool all = std::all_of(fences.begin(), fences.end(),
-                                 [&](const auto& fence) { return smm_.ready(fence.second); });
-    expired = !all && absl::Now() >= deadline;
-    return all || expired;
-  });
+  absl::StatusOr<bool> answered =
+      loop_.wait_until(absl::Now() + absl::FromChrono(options_.barrier_timeout), [&] {
+        return std::all_of(fences.begin(), fences.end(),
+                           [&](const auto& fence) { return smm_.ready(fence.second); });
+      });
   std::string silent;
   for (const auto& [n, t] : fences) {
     if (!smm_.ready(t)) absl::StrAppendFormat(&silent, " %u", n);
     smm_.close(t);  // an answer still on its way frees its slot when it comes
   }
-  if (!waited.ok()) return waited;
-  if (expired) {
+  if (!answered.ok()) return answered.status();
+  if (!*answered) {
     return absl::DeadlineExceededError(absl::StrFormat(
         "quiet() on node %u: node(s)%s did not execute its isochrons within %s (they are not "
         "making progress: no call into the runtime, or poll(), there)",

@@ -115,17 +115,12 @@ absl::StatusOr<std::uint64_t> fork_service::fork(comm::node_id target, std::stri
     pending_.erase(id);
     return s;
   }
-  const absl::Time deadline = absl::Now() + options_.answer_timeout;
-  bool expired = false;
   const pending& p = pending_.at(id);
-  absl::Status waited = loop_.wait_for([&] {
-    if (p.answer != kind::request) return true;
-    expired = absl::Now() >= deadline;
-    return expired;
-  });
-  if (!waited.ok() || expired) {
+  absl::StatusOr<bool> answered = loop_.wait_until(absl::Now() + options_.answer_timeout,
+                                                   [&] { return p.answer != kind::request; });
+  if (!answered.ok() || !*answered) {
     detach(id);  // an answer that still comes is dropped
-    if (!waited.ok()) return waited;
+    if (!answered.ok()) return answered.status();
     return absl::DeadlineExceededError(absl::StrFormat(
         "fork of '%s' to node %u: no answer within %s (node %u is not making progress: no call "
         "into the runtime there)",
@@ -341,16 +336,10 @@ absl::Status fork_service::serve_until_stopped() {
 }
 
 absl::Status fork_service::await_served() {
-  const absl::Time deadline = absl::Now() + options_.answer_timeout;
-  bool expired = false;
-  if (absl::Status s = loop_.wait_for([&] {
-        expired = serving_ != 0 && absl::Now() >= deadline;
-        return serving_ == 0 || expired;
-      });
-      !s.ok()) {
-    return s;
-  }
-  if (!expired) return absl::OkStatus();
+  absl::StatusOr<bool> served =
+      loop_.wait_until(absl::Now() + options_.answer_timeout, [this] { return serving_ == 0; });
+  if (!served.ok()) return served.status();
+  if (*served) return absl::OkStatus();
   return absl::DeadlineExceededError(
       absl::StrFormat("node %u: the body returned while %u process(es) forked to it ran on for %s",
                       self_, serving_, absl::FormatDuration(options_.answer_timeout)));

@@ -216,17 +216,10 @@ absl::Status object_table::attach(object_id id, absl::Duration timeout) {
     return find(id, "attach").status();
   }
   if (objects_.contains(id)) return absl::OkStatus();
-  const absl::Time deadline = absl::Now() + timeout;
-  bool expired = false;
-  if (absl::Status s = loop_.wait_for([&] {
-        if (objects_.contains(id)) return true;
-        expired = absl::Now() >= deadline;
-        return expired;
-      });
-      !s.ok()) {
-    return s;
-  }
-  if (!expired) return absl::OkStatus();
+  absl::StatusOr<bool> created =
+      loop_.wait_until(absl::Now() + timeout, [&] { return objects_.contains(id); });
+  if (!created.ok()) return created.status();
+  if (*created) return absl::OkStatus();
   return absl::DeadlineExceededError(absl::StrFormat(
       "attach on node %u: object %u was not created here within %s (%u objects were created "
       "through the order so far)",

@@ -279,17 +279,10 @@ absl::Status object_table::redo(std::uint64_t call) {
   entry& e = **found;
   // Bounded: a node leaving the job settles its dropped calls here, before the end barrier
   // whose own deadline would name the missing node.
-  const absl::Time deadline = absl::Now() + call_timeout_;
-  bool expired = false;
-  if (absl::Status s = loop_.wait_for([&] {
-        if (redo_ready(call)) return true;
-        expired = absl::Now() >= deadline;
-        return expired;
-      });
-      !s.ok()) {
-    return s;
-  }
-  if (expired) {
+  absl::StatusOr<bool> ready =
+      loop_.wait_until(absl::Now() + call_timeout_, [&] { return redo_ready(call); });
+  if (!ready.ok()) return ready.status();
+  if (!*ready) {
     // Lost, and said so here, once: nothing waits for it again (not this node's leaving),
     // and an answer that still comes is discarded.
     pending_.erase(call);

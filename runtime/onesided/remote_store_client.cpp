@@ -78,14 +78,10 @@ absl::Status remote_store_client::fence(absl::Duration timeout) {
       !s.ok()) {
     return s;
   }
-  const absl::Time deadline = absl::Now() + timeout;
-  bool expired = false;
-  absl::Status waited = loop_.wait_for([&] {
-    expired = fences_done_ < f.ticket && absl::Now() >= deadline;
-    return fences_done_ >= f.ticket || expired;
-  });
-  if (!waited.ok()) return waited;
-  if (expired) {
+  absl::StatusOr<bool> acknowledged =
+      loop_.wait_until(absl::Now() + timeout, [&] { return fences_done_ >= f.ticket; });
+  if (!acknowledged.ok()) return acknowledged.status();
+  if (!*acknowledged) {
     return absl::DeadlineExceededError(absl::StrFormat(
         "fence() on node %u: earlier puts were not acknowledged by their targets within %s",
         loop_.nic().self(), absl::FormatDuration(timeout)));

@@ -37,20 +37,12 @@ absl::Status sequencer_groups::send(std::uint32_t group, std::span<const std::by
                                     std::as_bytes(std::span(g.members)), batch};
   // Deliveries keep being filed while we wait: our own window frees only as the members
   // (this one too) take what is in flight.
-  const absl::Time deadline = absl::Now() + window_timeout_;
-  bool expired = false;
-  if (absl::Status s = loop_.wait_for([&] {
-        if (service_.host_may_submit() &&
-            loop_.nic().channel().host_submit(nicfw::kMulticastSubmission, prefix.root, pieces)) {
-          return true;
-        }
-        expired = absl::Now() >= deadline;
-        return expired;
-      });
-      !s.ok()) {
-    return s;
-  }
-  if (expired) {
+  absl::StatusOr<bool> submitted = loop_.wait_until(absl::Now() + window_timeout_, [&] {
+    return service_.host_may_submit() &&
+           loop_.nic().channel().host_submit(nicfw::kMulticastSubmission, prefix.root, pieces);
+  });
+  if (!submitted.ok()) return submitted.status();
+  if (!*submitted) {
     return absl::DeadlineExceededError(absl::StrFormat(
         "ordered group %u on node %u: the multicasts this node sent were not taken within %s "
         "(a member of the group, nodes %s, is not calling into the runtime); a batch of %u "

@@ -7,17 +7,9 @@ namespace iso::runtime {
 absl::Status wait_for_credits(event_loop& loop, absl::Duration timeout,
                               absl::FunctionRef<bool()> has_credits, const char* what,
                               absl::FunctionRef<std::string()> also_stuck) {
-  const absl::Time deadline = absl::Now() + timeout;
-  bool expired = false;
-  if (absl::Status s = loop.wait_for([&] {
-        if (has_credits()) return true;
-        expired = absl::Now() >= deadline;
-        return expired;
-      });
-      !s.ok()) {
-    return s;
-  }
-  if (!expired) return absl::OkStatus();
+  absl::StatusOr<bool> came = loop.wait_until(absl::Now() + timeout, has_credits);
+  if (!came.ok()) return came.status();
+  if (*came) return absl::OkStatus();
   std::string stuck = also_stuck();
   const nicfw::credit_ledger& credits = loop.nic().credits();
   for (comm::node_id n = 0; n < credits.nodes(); ++n) {

@@ -90,6 +90,18 @@ absl::Status event_loop::wait_for(absl::FunctionRef<bool()> done) {
   return fibers_->wait(done);
 }
 
+absl::StatusOr<bool> event_loop::wait_until(absl::Time deadline, absl::FunctionRef<bool()> done) {
+  bool held = false;
+  if (absl::Status s = wait_for([&] {
+        held = done();
+        return held || absl::Now() >= deadline;
+      });
+      !s.ok()) {
+    return s;
+  }
+  return held;
+}
+
 absl::Status event_loop::wait_rounds(absl::FunctionRef<bool()> done) {
   int idle = 0;
   // Since when no round had work, once the node dozes. A doze's end is no sign of that: a

@@ -2,10 +2,10 @@
 // mode), polls the host queue and hands each delivery to the unit that registered for its
 // kind (direct packets by their first byte, a tag), then lets every unit finish the round
 // (the shared memory manager runs the pulses that closed). wait_for() makes rounds until a
-// condition holds, and between idle rounds a waiter policy spins, yields, then sleeps on
-// the NIC (at once when oversubscribed). With several fibers on the node (a fiber_switch,
-// runtime/fibers/) a wait yields to the other fibers instead, and the rounds and the
-// waiter policy run only once every fiber waits.
+// condition holds (wait_until(): or until a deadline), and between idle rounds a waiter
+// policy spins, yields, then sleeps on the NIC (at once when oversubscribed). With several
+// fibers on the node (a fiber_switch, runtime/fibers/) a wait yields to the other fibers
+// instead, and the rounds and the waiter policy run only once every fiber waits.
 //
 //   event_loop loop(nic, waiter_policy{}, job_status);
 //   loop.add_unit(smm, kIsotachKinds);        // before the first round
@@ -25,6 +25,7 @@
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "nicfw/engine.hpp"
 
@@ -123,6 +124,14 @@ class event_loop {
   // meanwhile), except inside a message handler, where progress() refuses it. `done` may
   // act (take a message, submit): once it returned true it is not called again.
   [[nodiscard]] absl::Status wait_for(absl::FunctionRef<bool()> done);
+  // wait_for(), bounded: true once `done()` held, false once `deadline` passed first (the
+  // caller names what it waited for, and on whom). Each check calls `done` once and reads
+  // the clock only when `done()` was false, so where both hold at the same check, done
+  // wins: a `done` that acted (took a message, submitted) is never reported as given up.
+  // A deadline already past still checks once.
+  // Errors: those of wait_for().
+  [[nodiscard]] absl::StatusOr<bool> wait_until(absl::Time deadline,
+                                                absl::FunctionRef<bool()> done);
   // The job's health, as a waiting node checks it while idle: for a node that only polls
   // (it waits on nobody), so that it too learns of a peer that failed, vanished or stopped.
   [[nodiscard]] absl::Status job_status() const {
