@@ -75,8 +75,20 @@ std::uint32_t multicast_service::lane_window(std::uint64_t id) const {
 
 multicast_service::lane& multicast_service::lane_to(comm::node_id to, std::uint64_t id) {
   auto [it, added] = peers_[to].lanes.try_emplace(id);
-  if (added) it->second.credits = lane_window(id);
+  if (added) {
+    it->second.credits = lane_window(id);
+    live_lanes_.store(live_lanes_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
   return it->second;
+}
+
+void multicast_service::release_if_idle(comm::node_id to, std::uint64_t id) {
+  auto it = peers_[to].lanes.find(id);
+  if (it == peers_[to].lanes.end()) return;
+  const lane& l = it->second;
+  if (l.credits != lane_window(id) || !l.blocked.empty() || l.owed != 0) return;
+  peers_[to].lanes.erase(it);
+  live_lanes_.store(live_lanes_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
 }
 
 namespace {
@@ -290,7 +302,9 @@ absl::Status multicast_service::on_credit(comm::node_id from, const packet_heade
                         from, lane_name(id), header.a, limit));
   }
   l.credits += header.a;
-  return flush_blocked(from, l);
+  if (absl::Status s = flush_blocked(from, l); !s.ok()) return s;
+  release_if_idle(from, id);
+  return absl::OkStatus();
 }
 
 absl::Status multicast_service::on_data(comm::node_id source, comm::byte_span body) {
@@ -466,6 +480,7 @@ absl::Status multicast_service::poll(bool& did_work) {
         !s.ok()) {
       return s;
     }
+    release_if_idle(o.peer, o.lane);
     did_work = true;
   }
   owing_.clear();

@@ -136,12 +136,18 @@ class multicast_service final : public nic_service {
   [[nodiscard]] std::size_t peak_messages_held() const {
     return peak_live_messages_.load(std::memory_order_relaxed);
   }
+  // Lanes this NIC keeps, to all peers (each busy: credits out, messages blocked or credits
+  // owed; idle ones are erased); any thread.
+  [[nodiscard]] std::size_t lanes_held() const {
+    return live_lanes_.load(std::memory_order_relaxed);
+  }
 
  private:
   struct message;
   using message_ptr = std::shared_ptr<message>;
   // Flow control of one lane to one peer: the messages of one origin (unsequenced) or of one
-  // sequenced group.
+  // sequenced group. A lane with all its credits, nothing blocked and nothing owed is what a
+  // fresh one would be: it is erased, so lanes do not pile up with the groups ever used.
   struct lane {
     std::uint32_t credits = 0;        // messages we may still send to it
     std::deque<message_ptr> blocked;  // waiting for its credits, in order
@@ -182,6 +188,9 @@ class multicast_service final : public nic_service {
   [[nodiscard]] absl::Status flush_blocked(comm::node_id to, lane& l);
   // The lane `id` to `to`, added with all its credits when there is none.
   [[nodiscard]] lane& lane_to(comm::node_id to, std::uint64_t id);
+  // Erases the lane `id` to `to` when it is idle. No credit packet can come for it then: a
+  // peer returns only credits that are out.
+  void release_if_idle(comm::node_id to, std::uint64_t id);
   [[nodiscard]] std::uint32_t lane_window(std::uint64_t id) const;
   [[nodiscard]] absl::Status on_credit(comm::node_id from, const packet_header& header);
   void deliver(const message_ptr& m);
@@ -214,6 +223,7 @@ class multicast_service final : public nic_service {
   std::uint32_t own_live_ = 0;              // this node's messages not yet finished here
   std::atomic<std::size_t> live_messages_{0};
   std::atomic<std::size_t> peak_live_messages_{0};
+  std::atomic<std::size_t> live_lanes_{0};
 };
 
 }  // namespace iso::nicfw

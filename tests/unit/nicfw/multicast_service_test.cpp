@@ -161,6 +161,19 @@ struct cluster {
   }
 };
 
+// Pumps until no NIC of `c` holds a lane; false after 30 s.
+bool lanes_settle(cluster& c) {
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  for (;;) {
+    c.pump_all();
+    if (std::all_of(c.services.begin(), c.services.end(),
+                    [](const multicast_service* s) { return s->lanes_held() == 0; })) {
+      return true;
+    }
+    if (absl::Now() >= deadline) return false;
+  }
+}
+
 // Every member got `per_sender` messages of each sender, in the order it sent them.
 void expect_fifo_per_sender(const std::vector<received>& seq,
                             const std::vector<comm::node_id>& senders, std::uint32_t per_sender,
@@ -259,6 +272,7 @@ TEST(MulticastUnsequenced, ManySendersOverChainsFloodingAtOnceDoNotDeadlock) {
         }
       }
       for (comm::node_id i = 0; i < n; ++i) EXPECT_EQ(c.bad_payloads[i], 0u) << "node " << i;
+      EXPECT_TRUE(lanes_settle(c)) << "lanes stay busy after the flood";
     }
   }
 }
@@ -348,6 +362,34 @@ TEST(MulticastSizes, ANullFillsItsNumbersPlace) {
   }
 }
 
+// A thousand groups used one after another, sequenced and unsequenced: once a group's
+// messages are consumed its lanes are idle and go, so no NIC keeps more lanes than the
+// groups in use need.
+TEST(MulticastLanes, IdleLanesAreFreedSoTheirNumberDoesNotGrowWithTheGroupsUsed) {
+  constexpr std::uint32_t kNodes = 4;
+  constexpr std::uint32_t kGroups = 1000;
+  cluster c(kNodes, /*own_thread=*/false, {.window = 4, .sequencer_window = 4});
+  const auto members = all_nodes(kNodes);
+  std::size_t most = 0;
+  for (std::uint32_t g = 0; g < kGroups; ++g) {
+    const std::uint8_t flags = g % 2 == 0 ? kMulticastSequenced : 0;
+    for (comm::node_id s = 0; s < kNodes; ++s) {
+      c.submit(s, 100 + g, members, g % 3 == 0 ? tree_shape::chain : tree_shape::binary, flags,
+               make_payload(s, 0, 16));
+    }
+    std::map<std::pair<comm::node_id, std::uint32_t>, std::size_t> want;
+    for (comm::node_id i = 0; i < kNodes; ++i) want[{i, 100 + g}] = kNodes;
+    c.wait_for(want);
+    if (HasFatalFailure()) return;
+    for (const multicast_service* s : c.services) most = std::max(most, s->lanes_held());
+  }
+  // A group in use needs a lane per link of its trees, each way, and the lanes of the group
+  // before it may linger until their credits are back: far below one per group ever used.
+  EXPECT_LE(most, 4 * kNodes * kNodes) << "lanes piled up while the groups were used";
+  EXPECT_TRUE(lanes_settle(c)) << "node 0 keeps " << c.services[0]->lanes_held()
+                               << " lanes after every message was consumed";
+}
+
 // A member whose host does not poll for a second under a flood: the senders stall, every
 // NIC holds a bounded number of messages, and once it polls again every message arrives,
 // in one order.
@@ -389,6 +431,7 @@ TEST(MulticastSlowMember, NothingIsLostMemoryIsBoundedAndTheFloodResumes) {
     EXPECT_LE(c.services[i]->peak_messages_held(), mopts.window * kNodes) << "node " << i;
   }
   expect_fifo_per_sender(c.got[3], {0, 1, 2}, kEach, "the slow member");
+  EXPECT_TRUE(lanes_settle(c)) << "lanes stay busy after the flood";
 }
 
 }  // namespace
