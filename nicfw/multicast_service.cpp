@@ -285,22 +285,32 @@ absl::Status multicast_service::on_packet(comm::node_id source, const packet_hea
   return on_progress(source, header.a, header.stamp);
 }
 
-// A credit packet's stamp names its lane (lane_id()).
+// A credit packet's stamp names its lane (lane_id()). Only credits that are out may come
+// back: a credit for a lane in which this node has none out to `from` (one it never sent in,
+// or not to that node, which is then no child of its in that lane's trees) or more than are
+// out is refused before it touches the lane.
 absl::Status multicast_service::on_credit(comm::node_id from, const packet_header& header) {
   const std::uint64_t id = header.stamp;
+  if (id >= peers_.size() && (id < kMulticastGroupLane || id - kMulticastGroupLane > UINT32_MAX)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "multicast credits from node %u name lane %u, neither an origin node nor a group", from,
+        id));
+  }
   auto it = peers_[from].lanes.find(id);
-  if (it == peers_[from].lanes.end()) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("multicast credits from node %u for %s, in which this node never sent it",
-                        from, lane_name(id)));
+  const std::uint32_t limit = lane_window(id);
+  const std::uint32_t out = it == peers_[from].lanes.end() ? 0 : limit - it->second.credits;
+  if (out == 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "multicast credits from node %u for %s, in which node %u holds no message this node sent "
+        "it (no credits out)",
+        from, lane_name(id), from));
+  }
+  if (header.a == 0 || header.a > out) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "multicast credits from node %u for %s: %u returned, but %u are out (window %u)", from,
+        lane_name(id), header.a, out, limit));
   }
   lane& l = it->second;
-  const std::uint32_t limit = lane_window(id);
-  if (header.a > limit - l.credits) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("multicast credits from node %u for %s: %u more, beyond the window of %u",
-                        from, lane_name(id), header.a, limit));
-  }
   l.credits += header.a;
   if (absl::Status s = flush_blocked(from, l); !s.ok()) return s;
   release_if_idle(from, id);

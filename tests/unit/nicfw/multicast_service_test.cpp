@@ -390,6 +390,155 @@ TEST(MulticastLanes, IdleLanesAreFreedSoTheirNumberDoesNotGrowWithTheGroupsUsed)
                                << " lanes after every message was consumed";
 }
 
+// A NIC as one multicast service sees it, with the packets it sends kept for the test: the
+// test plays its peers by handing packets straight to the service.
+class recording_nic final : public nic_context {
+ public:
+  explicit recording_nic(std::uint32_t nodes) : topo_(topology::single_switch(nodes)) {}
+
+  [[nodiscard]] comm::node_id self() const override { return 0; }
+  [[nodiscard]] const topology& topo() const override { return topo_; }
+  absl::StatusOr<std::uint32_t> send(comm::node_id destination, packet_header header,
+                                     comm::byte_span payload) override {
+    (void)payload;
+    sent.push_back({destination, header});
+    return 1;
+  }
+  void deliver(const delivery& d) override {
+    (void)d;
+    ++delivered;
+  }
+  absl::Status handle_loopback(bool& progressed) override {
+    progressed = false;
+    return absl::OkStatus();
+  }
+
+  // Data packets sent to `to` so far.
+  [[nodiscard]] std::size_t data_to(comm::node_id to) const {
+    return static_cast<std::size_t>(std::count_if(sent.begin(), sent.end(), [&](const auto& p) {
+      return p.first == to && p.second.type == kMulticastDataPacket;
+    }));
+  }
+
+  std::vector<std::pair<comm::node_id, packet_header>> sent;
+  std::uint64_t delivered = 0;
+
+ private:
+  topology topo_;
+};
+
+// Node 0's multicast service with a window of 2, after it sent node 0's multicasts along
+// the chain 0 -> 1 -> 2 and one of group 5 (sequenced, numbered here): two of origin 0 and
+// the sequenced one went to node 1, the third of origin 0 waits for a credit.
+class MulticastForgedCredits : public testing::Test {
+ protected:
+  void SetUp() override {
+    for (int k = 0; k < 3; ++k) {
+      submit(4, 0);
+      consume();  // the host keeps up: node 0's own window never fills
+    }
+    submit(5, kMulticastSequenced);
+    consume();
+    ASSERT_EQ(nic_.data_to(1), 3u);
+    ASSERT_EQ(nic_.data_to(2), 0u) << "node 2 is no child of node 0 in a chain";
+  }
+
+  void submit(std::uint32_t group, std::uint8_t flags) {
+    const std::vector<comm::node_id> members = {0, 1, 2};
+    const multicast_prefix prefix{.root = 0,
+                                  .group = group,
+                                  .sequencer = 0,
+                                  .members = 3,
+                                  .shape = tree_shape::chain,
+                                  .flags = flags};
+    std::vector<std::byte> bytes(sizeof(prefix));
+    std::memcpy(bytes.data(), &prefix, sizeof(prefix));
+    const auto m = std::as_bytes(std::span(members));
+    bytes.insert(bytes.end(), m.begin(), m.end());
+    const std::vector<std::byte> payload = make_payload(0, 0, 8);
+    bytes.insert(bytes.end(), payload.begin(), payload.end());
+    submission sub;
+    sub.kind = kMulticastSubmission;
+    sub.parts.push_back({.destination = 0, .operations = bytes});
+    bool taken = false;
+    ASSERT_TRUE(service_.on_submission(sub, taken).ok());
+    ASSERT_TRUE(taken);
+  }
+
+  // The host takes what was delivered; the NIC notices.
+  void consume() {
+    service_.host_consumed(nic_.delivered - consumed_);
+    consumed_ = nic_.delivered;
+    bool did = false;
+    ASSERT_TRUE(service_.poll(did).ok());
+  }
+
+  absl::Status credit(comm::node_id from, std::uint64_t lane, std::uint32_t count) {
+    return service_.on_packet(from, {.type = kMulticastCreditPacket, .a = count, .stamp = lane},
+                              {});
+  }
+
+  // `s` is refused, and its message names `from` and `lane`.
+  static void expect_refused(const absl::Status& s, comm::node_id from, const std::string& lane) {
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+    EXPECT_NE(s.message().find("from node " + std::to_string(from)), std::string::npos) << s;
+    EXPECT_NE(s.message().find(lane), std::string::npos) << s;
+  }
+
+  // The lanes still work: node 1's true credits let the blocked message go, and every
+  // credit back leaves no lane behind.
+  void expect_lanes_intact() {
+    ASSERT_TRUE(credit(1, 0, 1).ok());
+    EXPECT_EQ(nic_.data_to(1), 4u) << "the blocked message did not go";
+    ASSERT_TRUE(credit(1, 0, 2).ok());
+    ASSERT_TRUE(credit(1, kMulticastGroupLane + 5, 1).ok());
+    EXPECT_EQ(service_.lanes_held(), 0u) << service_.describe();
+  }
+
+  recording_nic nic_{3};
+  std::uint64_t consumed_ = 0;
+  multicast_service service_{nic_, {.window = 2, .sequencer_window = 2}};
+};
+
+TEST_F(MulticastForgedCredits, MoreCreditsThanAreOutAreRefused) {
+  expect_refused(credit(1, 0, 3), 1, "origin 0");
+  expect_refused(credit(1, kMulticastGroupLane + 5, 2), 1, "group 5");
+  expect_lanes_intact();
+}
+
+TEST_F(MulticastForgedCredits, MoreCreditsThanTheWindowAreRefused) {
+  expect_refused(credit(1, 0, 0xFFFF'FFFF), 1, "origin 0");
+  expect_lanes_intact();
+}
+
+TEST_F(MulticastForgedCredits, AnEmptyCreditPacketIsRefused) {
+  expect_refused(credit(1, 0, 0), 1, "origin 0");
+  expect_lanes_intact();
+}
+
+TEST_F(MulticastForgedCredits, CreditsForALaneWithNoCreditsOutAreRefused) {
+  // Node 0 never sent in origin 1's lane, nor in group 6's.
+  expect_refused(credit(1, 1, 1), 1, "origin 1");
+  expect_refused(credit(1, kMulticastGroupLane + 6, 1), 1, "group 6");
+  expect_lanes_intact();
+  // Every credit came back: the lanes are gone, and one more is refused.
+  expect_refused(credit(1, 0, 1), 1, "origin 0");
+  expect_refused(credit(1, kMulticastGroupLane + 5, 1), 1, "group 5");
+}
+
+TEST_F(MulticastForgedCredits, CreditsFromANodeThatIsNoTreeNeighbourAreRefused) {
+  expect_refused(credit(2, 0, 1), 2, "origin 0");
+  expect_refused(credit(2, kMulticastGroupLane + 5, 1), 2, "group 5");
+  expect_lanes_intact();
+}
+
+TEST_F(MulticastForgedCredits, AStampNamingNoLaneIsRefused) {
+  expect_refused(credit(1, 3, 1), 1, "lane 3");
+  expect_refused(credit(1, kMulticastGroupLane << 1, 1), 1,
+                 "lane " + std::to_string(kMulticastGroupLane << 1));
+  expect_lanes_intact();
+}
+
 // A member whose host does not poll for a second under a flood: the senders stall, every
 // NIC holds a bounded number of messages, and once it polls again every message arrives,
 // in one order.
