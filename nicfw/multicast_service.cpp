@@ -86,7 +86,7 @@ void multicast_service::release_if_idle(comm::node_id to, std::uint64_t id) {
   auto it = peers_[to].lanes.find(id);
   if (it == peers_[to].lanes.end()) return;
   const lane& l = it->second;
-  if (l.credits != lane_window(id) || !l.blocked.empty() || l.owed != 0) return;
+  if (l.credits != lane_window(id) || !l.blocked.empty() || l.held != 0) return;
   peers_[to].lanes.erase(it);
   live_lanes_.store(live_lanes_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
 }
@@ -324,6 +324,17 @@ absl::Status multicast_service::on_data(comm::node_id source, comm::byte_span bo
     return absl::InvalidArgumentError(
         absl::StrFormat("from node %u: %s", source, prefix.status().message()));
   }
+  // A peer sends only while it has credits: one more is a broken or hostile peer, refused
+  // before it is held (its lane stays as it was).
+  const std::uint64_t id = lane_id(*prefix);
+  lane& in = lane_to(source, id);
+  if (in.held == lane_window(id)) {
+    release_if_idle(source, id);
+    return absl::InvalidArgumentError(
+        absl::StrFormat("multicast from node %u in %s beyond its window of %u (no credits out)",
+                        source, lane_name(id), lane_window(id)));
+  }
+  ++in.held;
   auto m = std::make_shared<message>();
   m->body.assign(body.begin(), body.end());
   m->prefix = *prefix;
@@ -444,8 +455,8 @@ std::string multicast_service::describe() const {
                       consumed_seen_, consumed_.load(std::memory_order_relaxed));
   for (comm::node_id i = 0; i < peers_.size(); ++i) {
     for (const auto& [id, l] : peers_[i].lanes) {
-      out += absl::StrFormat(" peer %u %s: credits %u blocked %u owed %u;", i, lane_name(id),
-                             l.credits, l.blocked.size(), l.owed);
+      out += absl::StrFormat(" peer %u %s: credits %u blocked %u held %u owed %u;", i,
+                             lane_name(id), l.credits, l.blocked.size(), l.held, l.owed);
     }
   }
   for (const auto& [g, h] : hold_backs_) {
@@ -484,7 +495,9 @@ absl::Status multicast_service::poll(bool& did_work) {
     did_work = true;
   }
   for (const owed_lane& o : owing_) {
-    const std::uint32_t owed = std::exchange(lane_to(o.peer, o.lane).owed, 0);
+    lane& l = lane_to(o.peer, o.lane);
+    const std::uint32_t owed = std::exchange(l.owed, 0);
+    l.held -= owed;
     if (absl::Status s =
             nic_.send(o.peer, {.type = kCredit, .a = owed, .stamp = o.lane}, {}).status();
         !s.ok()) {

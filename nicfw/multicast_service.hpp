@@ -146,12 +146,14 @@ class multicast_service final : public nic_service {
   struct message;
   using message_ptr = std::shared_ptr<message>;
   // Flow control of one lane to one peer: the messages of one origin (unsequenced) or of one
-  // sequenced group. A lane with all its credits, nothing blocked and nothing owed is what a
-  // fresh one would be: it is erased, so lanes do not pile up with the groups ever used.
+  // sequenced group. A lane with all its credits, nothing blocked and none of the peer's
+  // messages held (so nothing owed) is what a fresh one would be: it is erased, so lanes do
+  // not pile up with the groups ever used.
   struct lane {
     std::uint32_t credits = 0;        // messages we may still send to it
     std::deque<message_ptr> blocked;  // waiting for its credits, in order
     std::uint32_t owed = 0;           // credits we owe it
+    std::uint32_t held = 0;           // its messages we took and have not credited yet
   };
   struct peer {
     absl::flat_hash_map<std::uint64_t, lane> lanes;  // by lane id (lane_id())

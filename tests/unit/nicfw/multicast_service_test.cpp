@@ -427,6 +427,25 @@ class recording_nic final : public nic_context {
   topology topo_;
 };
 
+// A multicast's body (a submission's payload, a data packet's body) along a chain.
+std::vector<std::byte> multicast_body(comm::node_id root, std::uint32_t group,
+                                      const std::vector<comm::node_id>& members,
+                                      std::uint8_t flags) {
+  const multicast_prefix prefix{.root = root,
+                                .group = group,
+                                .sequencer = members.front(),
+                                .members = static_cast<std::uint16_t>(members.size()),
+                                .shape = tree_shape::chain,
+                                .flags = flags};
+  const std::vector<std::byte> payload = make_payload(root, 0, 8);
+  const std::size_t members_size = members.size() * sizeof(comm::node_id);
+  std::vector<std::byte> bytes(sizeof(prefix) + members_size + payload.size());
+  std::memcpy(bytes.data(), &prefix, sizeof(prefix));
+  std::memcpy(bytes.data() + sizeof(prefix), members.data(), members_size);
+  std::memcpy(bytes.data() + sizeof(prefix) + members_size, payload.data(), payload.size());
+  return bytes;
+}
+
 // Node 0's multicast service with a window of 2, after it sent node 0's multicasts along
 // the chain 0 -> 1 -> 2 and one of group 5 (sequenced, numbered here): two of origin 0 and
 // the sequenced one went to node 1, the third of origin 0 waits for a credit.
@@ -444,19 +463,7 @@ class MulticastForgedCredits : public testing::Test {
   }
 
   void submit(std::uint32_t group, std::uint8_t flags) {
-    const std::vector<comm::node_id> members = {0, 1, 2};
-    const multicast_prefix prefix{.root = 0,
-                                  .group = group,
-                                  .sequencer = 0,
-                                  .members = 3,
-                                  .shape = tree_shape::chain,
-                                  .flags = flags};
-    std::vector<std::byte> bytes(sizeof(prefix));
-    std::memcpy(bytes.data(), &prefix, sizeof(prefix));
-    const auto m = std::as_bytes(std::span(members));
-    bytes.insert(bytes.end(), m.begin(), m.end());
-    const std::vector<std::byte> payload = make_payload(0, 0, 8);
-    bytes.insert(bytes.end(), payload.begin(), payload.end());
+    const std::vector<std::byte> bytes = multicast_body(0, group, {0, 1, 2}, flags);
     submission sub;
     sub.kind = kMulticastSubmission;
     sub.parts.push_back({.destination = 0, .operations = bytes});
@@ -529,6 +536,28 @@ TEST_F(MulticastForgedCredits, CreditsForALaneWithNoCreditsOutAreRefused) {
 TEST_F(MulticastForgedCredits, CreditsFromANodeThatIsNoTreeNeighbourAreRefused) {
   expect_refused(credit(2, 0, 1), 2, "origin 0");
   expect_refused(credit(2, kMulticastGroupLane + 5, 1), 2, "group 5");
+  expect_lanes_intact();
+}
+
+// The same class of defect on the other side: a parent that sends beyond its credits.
+TEST_F(MulticastForgedCredits, MulticastsBeyondTheSendersCreditsAreRefused) {
+  // Node 1's multicasts to {0, 1}: node 0 is its child, and may hold two of them.
+  const std::vector<std::byte> body = multicast_body(1, 7, {0, 1}, 0);
+  const packet_header data{.type = kMulticastDataPacket};
+  ASSERT_TRUE(service_.on_packet(1, data, body).ok());
+  ASSERT_TRUE(service_.on_packet(1, data, body).ok());
+  expect_refused(service_.on_packet(1, data, body), 1, "origin 1");
+  EXPECT_EQ(nic_.delivered, 2u + 4u) << "the refused multicast was delivered";
+  // Once the host took them, their credits go back and node 1 may send again.
+  const std::size_t before = nic_.sent.size();
+  consume();
+  ASSERT_EQ(nic_.sent.size(), before + 1);
+  EXPECT_EQ(nic_.sent[before].first, 1u);
+  EXPECT_EQ(nic_.sent[before].second.type, kMulticastCreditPacket);
+  EXPECT_EQ(nic_.sent[before].second.stamp, 1u) << "credits for origin 1's lane";
+  EXPECT_EQ(nic_.sent[before].second.a, 2u);
+  EXPECT_TRUE(service_.on_packet(1, data, body).ok());
+  consume();
   expect_lanes_intact();
 }
 
