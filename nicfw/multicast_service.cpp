@@ -401,6 +401,7 @@ absl::Status multicast_service::on_number(std::uint32_t group, std::uint64_t num
   }
   message_ptr m = std::move(it->second.waiting.front());
   it->second.waiting.pop_front();
+  if (it->second.waiting.empty()) numberings_.erase(it);  // groups used once leave nothing
   m->set_sequence(number);
   return spread(m);
 }

@@ -388,6 +388,10 @@ TEST(MulticastLanes, IdleLanesAreFreedSoTheirNumberDoesNotGrowWithTheGroupsUsed)
   EXPECT_LE(most, 4 * kNodes * kNodes) << "lanes piled up while the groups were used";
   EXPECT_TRUE(lanes_settle(c)) << "node 0 keeps " << c.services[0]->lanes_held()
                                << " lanes after every message was consumed";
+  for (const multicast_service* s : c.services) {
+    EXPECT_EQ(s->describe().find("numbering"), std::string::npos)
+        << "a sender keeps the queues of groups whose numbers all came: " << s->describe();
+  }
 }
 
 // A NIC as one multicast service sees it, with the packets it sends kept for the test: the
