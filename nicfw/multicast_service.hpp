@@ -30,6 +30,18 @@
 // hands out (below). The host keeps to its own window with host_may_submit(), so the NIC
 // never has to decline.
 //
+// A lane with all its credits back, nothing blocked and none of the peer's messages held is
+// what a fresh one would be, and is erased (lanes_held() counts the others): a NIC keeps
+// lanes for the traffic in flight, not for every origin and group it ever carried. What a
+// sequenced group leaves behind for good is its numbering (its counter at the sequencer,
+// each member's next number, each sender's message index): a few words per group, since its
+// numbers go on where they stopped. Only credits that are out come back, and a peer sends
+// only while it has credits, so these are errors naming the sending node and the lane, and
+// leave the lane as it was: a credit packet for a lane in which this NIC has no credits out
+// to its sender (one it never sent in, or a sender that is no child of it in that lane's
+// trees), one returning no credits or more than are out, a stamp naming no lane, and a
+// multicast beyond its lane's window.
+//
 // Sequenced delivery. A submission flagged sequenced takes a number from its group's
 // counter, held by the NIC of the group's sequencer node (a fetch-and-add counter answered
 // by that NIC, never by its host), before it is multicast. Every member's NIC holds a
