@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_format.h"
@@ -9,8 +10,8 @@
 namespace iso::nicfw {
 namespace {
 
-constexpr auto kData = service_packet(kMulticastNumbers, 0);
-constexpr auto kCredit = service_packet(kMulticastNumbers, 1);
+constexpr auto kData = kMulticastDataPacket;
+constexpr auto kCredit = kMulticastCreditPacket;
 constexpr auto kNumberRequest = service_packet(kMulticastNumbers, 2);
 constexpr auto kNumber = service_packet(kMulticastNumbers, 3);
 constexpr auto kProgress = service_packet(kMulticastNumbers, 4);
@@ -27,6 +28,16 @@ constexpr packet_binding kPackets[] = {
 constexpr submission_kind kSubmissions[] = {kMulticastSubmission};
 
 std::size_t members_offset() { return sizeof(multicast_prefix); }
+
+// The lane a multicast travels in: its sequenced group's, or its origin's.
+std::uint64_t lane_id(const multicast_prefix& p) {
+  return (p.flags & kMulticastSequenced) != 0 ? kMulticastGroupLane + p.group : p.root;
+}
+// "origin 3" or "group 7", for messages.
+std::string lane_name(std::uint64_t id) {
+  return id >= kMulticastGroupLane ? absl::StrFormat("group %u", id - kMulticastGroupLane)
+                                   : absl::StrFormat("origin %u", id);
+}
 std::size_t payload_offset(const multicast_prefix& p) {
   return sizeof(multicast_prefix) + std::size_t{p.members} * sizeof(comm::node_id);
 }
@@ -56,17 +67,28 @@ struct multicast_service::message {
 };
 
 multicast_service::multicast_service(nic_context& nic, multicast_options options)
-    : nic_(nic), options_(options), peers_(nic.topo().nodes()) {
-  for (peer& p : peers_) p.shared.credits = options_.window;
+    : nic_(nic), options_(options), peers_(nic.topo().nodes()) {}
+
+std::uint32_t multicast_service::lane_window(std::uint64_t id) const {
+  return id >= kMulticastGroupLane ? options_.sequencer_window : options_.window;
 }
 
-multicast_service::lane& multicast_service::lane_to(comm::node_id to,
-                                                    const multicast_prefix& prefix) {
-  peer& p = peers_[to];
-  if ((prefix.flags & kMulticastSequenced) == 0) return p.shared;
-  auto [it, added] = p.groups.try_emplace(prefix.group);
-  if (added) it->second.credits = options_.sequencer_window;
+multicast_service::lane& multicast_service::lane_to(comm::node_id to, std::uint64_t id) {
+  auto [it, added] = peers_[to].lanes.try_emplace(id);
+  if (added) {
+    it->second.credits = lane_window(id);
+    live_lanes_.store(live_lanes_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
   return it->second;
+}
+
+void multicast_service::release_if_idle(comm::node_id to, std::uint64_t id) {
+  auto it = peers_[to].lanes.find(id);
+  if (it == peers_[to].lanes.end()) return;
+  const lane& l = it->second;
+  if (l.credits != lane_window(id) || !l.blocked.empty() || l.held != 0) return;
+  peers_[to].lanes.erase(it);
+  live_lanes_.store(live_lanes_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
 }
 
 namespace {
@@ -175,7 +197,7 @@ absl::Status multicast_service::spread(const message_ptr& m) {
 }
 
 absl::Status multicast_service::send_to(comm::node_id child, const message_ptr& m) {
-  lane& l = lane_to(child, m->prefix);
+  lane& l = lane_to(child, lane_id(m->prefix));
   if (l.credits == 0 || !l.blocked.empty()) {
     l.blocked.push_back(m);
     return absl::OkStatus();
@@ -246,13 +268,9 @@ void multicast_service::step_done(const message_ptr& m) {
     finished_.store(finished_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
     return;
   }
-  lane& l = lane_to(m->parent, m->prefix);
-  if (l.owed++ == 0) {
-    owing_.push_back({.peer = m->parent,
-                      .group = (m->prefix.flags & kMulticastSequenced) != 0
-                                   ? std::optional<std::uint32_t>(m->prefix.group)
-                                   : std::nullopt});
-  }
+  const std::uint64_t id = lane_id(m->prefix);
+  lane& l = lane_to(m->parent, id);
+  if (l.owed++ == 0) owing_.push_back({.peer = m->parent, .lane = id});
 }
 
 absl::Status multicast_service::on_packet(comm::node_id source, const packet_header& header,
@@ -267,30 +285,36 @@ absl::Status multicast_service::on_packet(comm::node_id source, const packet_hea
   return on_progress(source, header.a, header.stamp);
 }
 
-// A credit packet's stamp names its lane: 0 the shared pool, group + 1 a sequenced group's.
+// A credit packet's stamp names its lane (lane_id()). Only credits that are out may come
+// back: a credit for a lane in which this node has none out to `from` (one it never sent in,
+// or not to that node, which is then no child of its in that lane's trees) or more than are
+// out is refused before it touches the lane.
 absl::Status multicast_service::on_credit(comm::node_id from, const packet_header& header) {
-  peer& p = peers_[from];
-  lane* l = &p.shared;
-  std::uint32_t limit = options_.window;
-  if (header.stamp != 0) {
-    auto it = p.groups.find(static_cast<std::uint32_t>(header.stamp - 1));
-    if (header.stamp - 1 > UINT32_MAX || it == p.groups.end()) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("multicast credits from node %u for group %u, which this node never "
-                          "sent it",
-                          from, header.stamp - 1));
-    }
-    l = &it->second;
-    limit = options_.sequencer_window;
+  const std::uint64_t id = header.stamp;
+  if (id >= peers_.size() && (id < kMulticastGroupLane || id - kMulticastGroupLane > UINT32_MAX)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "multicast credits from node %u name lane %u, neither an origin node nor a group", from,
+        id));
   }
-  if (header.a > limit - l->credits) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("multicast credits from node %u%s: %u more, beyond the window of %u", from,
-                        header.stamp != 0 ? absl::StrFormat(" for group %u", header.stamp - 1) : "",
-                        header.a, limit));
+  auto it = peers_[from].lanes.find(id);
+  const std::uint32_t limit = lane_window(id);
+  const std::uint32_t out = it == peers_[from].lanes.end() ? 0 : limit - it->second.credits;
+  if (out == 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "multicast credits from node %u for %s, in which node %u holds no message this node sent "
+        "it (no credits out)",
+        from, lane_name(id), from));
   }
-  l->credits += header.a;
-  return flush_blocked(from, *l);
+  if (header.a == 0 || header.a > out) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "multicast credits from node %u for %s: %u returned, but %u are out (window %u)", from,
+        lane_name(id), header.a, out, limit));
+  }
+  lane& l = it->second;
+  l.credits += header.a;
+  if (absl::Status s = flush_blocked(from, l); !s.ok()) return s;
+  release_if_idle(from, id);
+  return absl::OkStatus();
 }
 
 absl::Status multicast_service::on_data(comm::node_id source, comm::byte_span body) {
@@ -300,6 +324,17 @@ absl::Status multicast_service::on_data(comm::node_id source, comm::byte_span bo
     return absl::InvalidArgumentError(
         absl::StrFormat("from node %u: %s", source, prefix.status().message()));
   }
+  // A peer sends only while it has credits: one more is a broken or hostile peer, refused
+  // before it is held (its lane stays as it was).
+  const std::uint64_t id = lane_id(*prefix);
+  lane& in = lane_to(source, id);
+  if (in.held == lane_window(id)) {
+    release_if_idle(source, id);
+    return absl::InvalidArgumentError(
+        absl::StrFormat("multicast from node %u in %s beyond its window of %u (no credits out)",
+                        source, lane_name(id), lane_window(id)));
+  }
+  ++in.held;
   auto m = std::make_shared<message>();
   m->body.assign(body.begin(), body.end());
   m->prefix = *prefix;
@@ -366,6 +401,7 @@ absl::Status multicast_service::on_number(std::uint32_t group, std::uint64_t num
   }
   message_ptr m = std::move(it->second.waiting.front());
   it->second.waiting.pop_front();
+  if (it->second.waiting.empty()) numberings_.erase(it);  // groups used once leave nothing
   m->set_sequence(number);
   return spread(m);
 }
@@ -419,12 +455,9 @@ std::string multicast_service::describe() const {
       absl::StrFormat("own %u, at host %u, consumed %u of %u;", own_live_, at_host_.size(),
                       consumed_seen_, consumed_.load(std::memory_order_relaxed));
   for (comm::node_id i = 0; i < peers_.size(); ++i) {
-    const peer& p = peers_[i];
-    out += absl::StrFormat(" peer %u: credits %u blocked %u owed %u;", i, p.shared.credits,
-                           p.shared.blocked.size(), p.shared.owed);
-    for (const auto& [g, l] : p.groups) {
-      out += absl::StrFormat(" peer %u group %u: credits %u blocked %u owed %u;", i, g, l.credits,
-                             l.blocked.size(), l.owed);
+    for (const auto& [id, l] : peers_[i].lanes) {
+      out += absl::StrFormat(" peer %u %s: credits %u blocked %u held %u owed %u;", i,
+                             lane_name(id), l.credits, l.blocked.size(), l.held, l.owed);
     }
   }
   for (const auto& [g, h] : hold_backs_) {
@@ -463,15 +496,15 @@ absl::Status multicast_service::poll(bool& did_work) {
     did_work = true;
   }
   for (const owed_lane& o : owing_) {
-    peer& p = peers_[o.peer];
-    lane& l = o.group ? p.groups[*o.group] : p.shared;
+    lane& l = lane_to(o.peer, o.lane);
     const std::uint32_t owed = std::exchange(l.owed, 0);
-    const std::uint64_t stamp = o.group ? std::uint64_t{*o.group} + 1 : 0;
+    l.held -= owed;
     if (absl::Status s =
-            nic_.send(o.peer, {.type = kCredit, .a = owed, .stamp = stamp}, {}).status();
+            nic_.send(o.peer, {.type = kCredit, .a = owed, .stamp = o.lane}, {}).status();
         !s.ok()) {
       return s;
     }
+    release_if_idle(o.peer, o.lane);
     did_work = true;
   }
   owing_.clear();

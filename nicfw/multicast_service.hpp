@@ -7,21 +7,40 @@
 // sends it on to its own children, without that host. Every member gets the message, the
 // sender included; messages of one sender to one group arrive in the order it sent them.
 //
-// Credits. Each NIC may have `window` unsequenced messages in flight to each peer, and
-// `sequencer_window` messages of each sequenced group (a lane of their own per group),
-// counted on the receiving NIC until its host took the message (host_consumed()) and the
-// NIC forwarded it to every child; then one credit of its lane goes back to the parent that
-// sent it. A member whose host does not poll therefore stops its parent's forwarding once
-// a lane's credits wait for it, which stops the parent's parent, and so on up to the
-// senders, whose NICs decline new submissions: nothing is lost and every buffer is bounded
-// (per peer, `window` messages plus `sequencer_window` per sequenced group, plus the
-// sender's own `window`). Binary and binomial trees within one group cannot deadlock (LFC
-// appendix A.1, as long as hosts poll). A sequenced group cannot either, in any shape and
-// beside any number of other groups: its messages wait only for its own lanes, and a cycle
-// of full lanes would need more of its messages in flight than the sequencer hands out
-// (below). Unsequenced chains and overlapping unsequenced groups, which share a peer's
-// pool, rely on the window exceeding what is in flight on a link. The host keeps to its own
-// window with host_may_submit(), so the NIC never has to decline.
+// Credits. A NIC sends to each peer in lanes: one per origin (the sending node) for
+// unsequenced multicasts, with `window` credits, and one per sequenced group, with
+// `sequencer_window`. A message travels in one lane on every link (its origin's or its
+// group's) and is counted on the receiving NIC until its host took the message
+// (host_consumed()) and the NIC forwarded it to every child; then one credit of its lane goes
+// back to the parent that sent it. A member whose host does not poll therefore stops its
+// parent's forwarding once a lane's credits wait for it, which stops the parent's parent, and
+// so on up to the senders, whose NICs decline new submissions: nothing is lost and every
+// buffer is bounded (per peer, `window` messages per origin plus `sequencer_window` per
+// sequenced group, plus the sender's own `window`).
+//
+// No shape and no mix of groups can deadlock, as long as hosts poll: a message waits only
+// for the lanes of its own origin or group, so a cycle of full lanes would have to lie within
+// one origin's or one group's. An origin r has none: every tree rooted at r, of any group and
+// shape, places the members at positions 0, 1, ... in the order of their distance from r
+// around the ring of node ids ((node - r) mod n; multicast_tree.hpp) and gives every child a
+// higher position than its parent, so every link that carries r's messages leads farther
+// from r. The farthest node forwards nothing of r's and frees its credits as its host polls;
+// then the next farthest can forward, and so on back to r. A sequenced group has none
+// either: a cycle of full lanes would need more of its messages in flight than the sequencer
+// hands out (below). The host keeps to its own window with host_may_submit(), so the NIC
+// never has to decline.
+//
+// A lane with all its credits back, nothing blocked and none of the peer's messages held is
+// what a fresh one would be, and is erased (lanes_held() counts the others): a NIC keeps
+// lanes for the traffic in flight, not for every origin and group it ever carried. What a
+// sequenced group leaves behind for good is its numbering (its counter at the sequencer,
+// each member's next number, each sender's message index): a few words per group, since its
+// numbers go on where they stopped. Only credits that are out come back, and a peer sends
+// only while it has credits, so these are errors naming the sending node and the lane, and
+// leave the lane as it was: a credit packet for a lane in which this NIC has no credits out
+// to its sender (one it never sent in, or a sender that is no child of it in that lane's
+// trees), one returning no credits or more than are out, a stamp naming no lane, and a
+// multicast beyond its lane's window.
 //
 // Sequenced delivery. A submission flagged sequenced takes a number from its group's
 // counter, held by the NIC of the group's sequencer node (a fetch-and-add counter answered
@@ -62,6 +81,13 @@ namespace iso::nicfw {
 inline constexpr auto kMulticastSubmission = service_submission(kMulticastNumbers, 0);
 inline constexpr auto kMulticastDelivery = service_delivery(kMulticastNumbers, 0);
 
+// Packets between NICs: a multicast (its body as a submission's payload), and credits
+// going back to a tree parent (a = how many, stamp = the lane: kMulticastGroupLane + group
+// for a sequenced group's, the origin node for an unsequenced one's).
+inline constexpr auto kMulticastDataPacket = service_packet(kMulticastNumbers, 0);
+inline constexpr auto kMulticastCreditPacket = service_packet(kMulticastNumbers, 1);
+inline constexpr std::uint64_t kMulticastGroupLane = std::uint64_t{1} << 32;
+
 inline constexpr std::uint8_t kMulticastSequenced = 1;
 inline constexpr std::uint8_t kMulticastNull = 2;  // with kMulticastSequenced
 
@@ -79,8 +105,11 @@ struct multicast_prefix {
 static_assert(sizeof(multicast_prefix) == 24);
 
 struct multicast_options {
-  std::uint32_t window = 128;           // messages in flight to one peer (credits)
-  std::uint32_t sequencer_window = 32;  // numbers of one group handed out, not delivered
+  // Unsequenced messages of one origin in flight to one peer (a lane's credits), and this
+  // node's own messages not yet finished here.
+  std::uint32_t window = 128;
+  // Numbers of one group handed out, not delivered (and a sequenced lane's credits).
+  std::uint32_t sequencer_window = 32;
 };
 
 class multicast_service final : public nic_service {
@@ -119,25 +148,32 @@ class multicast_service final : public nic_service {
   [[nodiscard]] std::size_t peak_messages_held() const {
     return peak_live_messages_.load(std::memory_order_relaxed);
   }
+  // Lanes this NIC keeps, to all peers (each busy: credits out, messages blocked or credits
+  // owed; idle ones are erased); any thread.
+  [[nodiscard]] std::size_t lanes_held() const {
+    return live_lanes_.load(std::memory_order_relaxed);
+  }
 
  private:
   struct message;
   using message_ptr = std::shared_ptr<message>;
-  // Flow control of one lane to one peer: the peer's shared pool (unsequenced multicasts)
-  // or one sequenced group's own.
+  // Flow control of one lane to one peer: the messages of one origin (unsequenced) or of one
+  // sequenced group. A lane with all its credits, nothing blocked and none of the peer's
+  // messages held (so nothing owed) is what a fresh one would be: it is erased, so lanes do
+  // not pile up with the groups ever used.
   struct lane {
     std::uint32_t credits = 0;        // messages we may still send to it
     std::deque<message_ptr> blocked;  // waiting for its credits, in order
     std::uint32_t owed = 0;           // credits we owe it
+    std::uint32_t held = 0;           // its messages we took and have not credited yet
   };
   struct peer {
-    lane shared;
-    absl::flat_hash_map<std::uint32_t, lane> groups;  // sequenced groups' lanes, by group
+    absl::flat_hash_map<std::uint64_t, lane> lanes;  // by lane id (lane_id())
   };
-  // A lane with credits owed: the peer, and the group (sequenced) or none (shared).
+  // A lane with credits owed.
   struct owed_lane {
     comm::node_id peer = 0;
-    std::optional<std::uint32_t> group;
+    std::uint64_t lane = 0;
   };
   // A member's view of a sequenced group.
   struct hold_back {
@@ -164,8 +200,12 @@ class multicast_service final : public nic_service {
   [[nodiscard]] absl::Status spread(const message_ptr& m);
   [[nodiscard]] absl::Status send_to(comm::node_id child, const message_ptr& m);
   [[nodiscard]] absl::Status flush_blocked(comm::node_id to, lane& l);
-  // The lane of `m` to `to` (a sequenced group's lane starts with sequencer_window credits).
-  [[nodiscard]] lane& lane_to(comm::node_id to, const multicast_prefix& prefix);
+  // The lane `id` to `to`, added with all its credits when there is none.
+  [[nodiscard]] lane& lane_to(comm::node_id to, std::uint64_t id);
+  // Erases the lane `id` to `to` when it is idle. No credit packet can come for it then: a
+  // peer returns only credits that are out.
+  void release_if_idle(comm::node_id to, std::uint64_t id);
+  [[nodiscard]] std::uint32_t lane_window(std::uint64_t id) const;
   [[nodiscard]] absl::Status on_credit(comm::node_id from, const packet_header& header);
   void deliver(const message_ptr& m);
   void step_done(const message_ptr& m);
@@ -197,6 +237,7 @@ class multicast_service final : public nic_service {
   std::uint32_t own_live_ = 0;              // this node's messages not yet finished here
   std::atomic<std::size_t> live_messages_{0};
   std::atomic<std::size_t> peak_live_messages_{0};
+  std::atomic<std::size_t> live_lanes_{0};
 };
 
 }  // namespace iso::nicfw

@@ -11,8 +11,9 @@
 //
 // Binary and binomial trees meet LFC's deadlock-freedom condition for one group (appendix
 // A.1: the ring distance from the parent is below the distance to every child); chains do
-// not, and overlapping groups may break it for any shape. multicast_service.hpp
-// says how its credit windows keep those cases live.
+// not, and overlapping groups may break it for any shape. multicast_service.hpp says how
+// its credit lanes keep every case live (it relies on every child's position exceeding its
+// parent's).
 #pragma once
 
 #include <cstdint>

@@ -161,6 +161,19 @@ struct cluster {
   }
 };
 
+// Pumps until no NIC of `c` holds a lane; false after 30 s.
+bool lanes_settle(cluster& c) {
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  for (;;) {
+    c.pump_all();
+    if (std::all_of(c.services.begin(), c.services.end(),
+                    [](const multicast_service* s) { return s->lanes_held() == 0; })) {
+      return true;
+    }
+    if (absl::Now() >= deadline) return false;
+  }
+}
+
 // Every member got `per_sender` messages of each sender, in the order it sent them.
 void expect_fifo_per_sender(const std::vector<received>& seq,
                             const std::vector<comm::node_id>& senders, std::uint32_t per_sender,
@@ -201,11 +214,7 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Multicast,
 // transport packet; each member gets each message once, uncorrupted, in its sender's order.
 TEST_P(Multicast, EveryMemberGetsEveryMessageInItsSendersOrder) {
   constexpr std::uint32_t kNodes = 5;
-  // A chain's link carries the messages of kNodes - 1 roots, and unsequenced chains rely on
-  // the credit window exceeding what is in flight (multicast_service.hpp): beyond it the
-  // forwarding NICs can wait on each other's credits in a cycle. Trees get the full load.
-  const std::uint32_t each =
-      GetParam().shape == tree_shape::chain ? multicast_options{}.window / (kNodes - 1) : 150;
+  constexpr std::uint32_t each = 150;
   cluster c(kNodes, GetParam().own_thread);
   const auto members = all_nodes(kNodes);
   for (std::uint32_t k = 0; k < each; ++k) {
@@ -221,6 +230,50 @@ TEST_P(Multicast, EveryMemberGetsEveryMessageInItsSendersOrder) {
     EXPECT_EQ(c.got[i].size(), kNodes * each);
     EXPECT_EQ(c.bad_payloads[i], 0u) << "node " << i;
     expect_fifo_per_sender(c.got[i], members, each, "node " + std::to_string(i));
+  }
+}
+
+// Unsequenced, every node a sender to overlapping groups, chains (whose links carry the
+// messages of every root) and a window far below what the flood puts in flight: every NIC
+// forwards while its own host keeps submitting, and nothing waits in a cycle. (Three nodes
+// on one chain hung when unsequenced multicasts shared one pool of credits per peer.)
+TEST(MulticastUnsequenced, ManySendersOverChainsFloodingAtOnceDoNotDeadlock) {
+  const multicast_options mopts{.window = 4, .sequencer_window = 4};
+  constexpr std::uint32_t kEach = 100;
+  for (std::uint32_t n = 3; n <= 6; ++n) {
+    for (tree_shape shape : {tree_shape::chain, tree_shape::binary, tree_shape::binomial}) {
+      SCOPED_TRACE(std::to_string(n) + " nodes, " + std::string(tree_shape_name(shape)));
+      cluster c(n, /*own_thread=*/false, mopts);
+      std::map<std::uint32_t, std::vector<comm::node_id>> groups = {{2, all_nodes(n)}};
+      for (comm::node_id left_out = 0; left_out < n; ++left_out) {
+        std::vector<comm::node_id>& g = groups[10 + left_out];
+        for (comm::node_id i = 0; i < n; ++i) {
+          if (i != left_out) g.push_back(i);
+        }
+      }
+      for (std::uint32_t k = 0; k < kEach; ++k) {
+        for (const auto& [group, members] : groups) {
+          for (comm::node_id s : members) {
+            c.submit(s, group, members, shape, 0, make_payload(s, k, (k * 7 + s) % 100));
+            if (HasFatalFailure()) return;  // stuck: one report is enough
+          }
+        }
+      }
+      std::map<std::pair<comm::node_id, std::uint32_t>, std::size_t> want;
+      for (const auto& [group, members] : groups) {
+        for (comm::node_id i : members) want[{i, group}] = members.size() * kEach;
+      }
+      c.wait_for(want);
+      if (HasFatalFailure()) return;
+      for (const auto& [group, members] : groups) {
+        for (comm::node_id i : members) {
+          expect_fifo_per_sender(c.of_group(i, group), members, kEach,
+                                 "group " + std::to_string(group) + " node " + std::to_string(i));
+        }
+      }
+      for (comm::node_id i = 0; i < n; ++i) EXPECT_EQ(c.bad_payloads[i], 0u) << "node " << i;
+      EXPECT_TRUE(lanes_settle(c)) << "lanes stay busy after the flood";
+    }
   }
 }
 
@@ -309,6 +362,216 @@ TEST(MulticastSizes, ANullFillsItsNumbersPlace) {
   }
 }
 
+// A thousand groups used one after another, sequenced and unsequenced: once a group's
+// messages are consumed its lanes are idle and go, so no NIC keeps more lanes than the
+// groups in use need.
+TEST(MulticastLanes, IdleLanesAreFreedSoTheirNumberDoesNotGrowWithTheGroupsUsed) {
+  constexpr std::uint32_t kNodes = 4;
+  constexpr std::uint32_t kGroups = 1000;
+  cluster c(kNodes, /*own_thread=*/false, {.window = 4, .sequencer_window = 4});
+  const auto members = all_nodes(kNodes);
+  std::size_t most = 0;
+  for (std::uint32_t g = 0; g < kGroups; ++g) {
+    const std::uint8_t flags = g % 2 == 0 ? kMulticastSequenced : 0;
+    for (comm::node_id s = 0; s < kNodes; ++s) {
+      c.submit(s, 100 + g, members, g % 3 == 0 ? tree_shape::chain : tree_shape::binary, flags,
+               make_payload(s, 0, 16));
+    }
+    std::map<std::pair<comm::node_id, std::uint32_t>, std::size_t> want;
+    for (comm::node_id i = 0; i < kNodes; ++i) want[{i, 100 + g}] = kNodes;
+    c.wait_for(want);
+    if (HasFatalFailure()) return;
+    for (const multicast_service* s : c.services) most = std::max(most, s->lanes_held());
+  }
+  // A group in use needs a lane per link of its trees, each way, and the lanes of the group
+  // before it may linger until their credits are back: far below one per group ever used.
+  EXPECT_LE(most, 4 * kNodes * kNodes) << "lanes piled up while the groups were used";
+  EXPECT_TRUE(lanes_settle(c)) << "node 0 keeps " << c.services[0]->lanes_held()
+                               << " lanes after every message was consumed";
+  for (const multicast_service* s : c.services) {
+    EXPECT_EQ(s->describe().find("numbering"), std::string::npos)
+        << "a sender keeps the queues of groups whose numbers all came: " << s->describe();
+  }
+}
+
+// A NIC as one multicast service sees it, with the packets it sends kept for the test: the
+// test plays its peers by handing packets straight to the service.
+class recording_nic final : public nic_context {
+ public:
+  explicit recording_nic(std::uint32_t nodes) : topo_(topology::single_switch(nodes)) {}
+
+  [[nodiscard]] comm::node_id self() const override { return 0; }
+  [[nodiscard]] const topology& topo() const override { return topo_; }
+  absl::StatusOr<std::uint32_t> send(comm::node_id destination, packet_header header,
+                                     comm::byte_span payload) override {
+    (void)payload;
+    sent.push_back({destination, header});
+    return 1;
+  }
+  void deliver(const delivery& d) override {
+    (void)d;
+    ++delivered;
+  }
+  absl::Status handle_loopback(bool& progressed) override {
+    progressed = false;
+    return absl::OkStatus();
+  }
+
+  // Data packets sent to `to` so far.
+  [[nodiscard]] std::size_t data_to(comm::node_id to) const {
+    return static_cast<std::size_t>(std::count_if(sent.begin(), sent.end(), [&](const auto& p) {
+      return p.first == to && p.second.type == kMulticastDataPacket;
+    }));
+  }
+
+  std::vector<std::pair<comm::node_id, packet_header>> sent;
+  std::uint64_t delivered = 0;
+
+ private:
+  topology topo_;
+};
+
+// A multicast's body (a submission's payload, a data packet's body) along a chain.
+std::vector<std::byte> multicast_body(comm::node_id root, std::uint32_t group,
+                                      const std::vector<comm::node_id>& members,
+                                      std::uint8_t flags) {
+  const multicast_prefix prefix{.root = root,
+                                .group = group,
+                                .sequencer = members.front(),
+                                .members = static_cast<std::uint16_t>(members.size()),
+                                .shape = tree_shape::chain,
+                                .flags = flags};
+  const std::vector<std::byte> payload = make_payload(root, 0, 8);
+  const std::size_t members_size = members.size() * sizeof(comm::node_id);
+  std::vector<std::byte> bytes(sizeof(prefix) + members_size + payload.size());
+  std::memcpy(bytes.data(), &prefix, sizeof(prefix));
+  std::memcpy(bytes.data() + sizeof(prefix), members.data(), members_size);
+  std::memcpy(bytes.data() + sizeof(prefix) + members_size, payload.data(), payload.size());
+  return bytes;
+}
+
+// Node 0's multicast service with a window of 2, after it sent node 0's multicasts along
+// the chain 0 -> 1 -> 2 and one of group 5 (sequenced, numbered here): two of origin 0 and
+// the sequenced one went to node 1, the third of origin 0 waits for a credit.
+class MulticastForgedCredits : public testing::Test {
+ protected:
+  void SetUp() override {
+    for (int k = 0; k < 3; ++k) {
+      submit(4, 0);
+      consume();  // the host keeps up: node 0's own window never fills
+    }
+    submit(5, kMulticastSequenced);
+    consume();
+    ASSERT_EQ(nic_.data_to(1), 3u);
+    ASSERT_EQ(nic_.data_to(2), 0u) << "node 2 is no child of node 0 in a chain";
+  }
+
+  void submit(std::uint32_t group, std::uint8_t flags) {
+    const std::vector<std::byte> bytes = multicast_body(0, group, {0, 1, 2}, flags);
+    submission sub;
+    sub.kind = kMulticastSubmission;
+    sub.parts.push_back({.destination = 0, .operations = bytes});
+    bool taken = false;
+    ASSERT_TRUE(service_.on_submission(sub, taken).ok());
+    ASSERT_TRUE(taken);
+  }
+
+  // The host takes what was delivered; the NIC notices.
+  void consume() {
+    service_.host_consumed(nic_.delivered - consumed_);
+    consumed_ = nic_.delivered;
+    bool did = false;
+    ASSERT_TRUE(service_.poll(did).ok());
+  }
+
+  absl::Status credit(comm::node_id from, std::uint64_t lane, std::uint32_t count) {
+    return service_.on_packet(from, {.type = kMulticastCreditPacket, .a = count, .stamp = lane},
+                              {});
+  }
+
+  // `s` is refused, and its message names `from` and `lane`.
+  static void expect_refused(const absl::Status& s, comm::node_id from, const std::string& lane) {
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+    EXPECT_NE(s.message().find("from node " + std::to_string(from)), std::string::npos) << s;
+    EXPECT_NE(s.message().find(lane), std::string::npos) << s;
+  }
+
+  // The lanes still work: node 1's true credits let the blocked message go, and every
+  // credit back leaves no lane behind.
+  void expect_lanes_intact() {
+    ASSERT_TRUE(credit(1, 0, 1).ok());
+    EXPECT_EQ(nic_.data_to(1), 4u) << "the blocked message did not go";
+    ASSERT_TRUE(credit(1, 0, 2).ok());
+    ASSERT_TRUE(credit(1, kMulticastGroupLane + 5, 1).ok());
+    EXPECT_EQ(service_.lanes_held(), 0u) << service_.describe();
+  }
+
+  recording_nic nic_{3};
+  std::uint64_t consumed_ = 0;
+  multicast_service service_{nic_, {.window = 2, .sequencer_window = 2}};
+};
+
+TEST_F(MulticastForgedCredits, MoreCreditsThanAreOutAreRefused) {
+  expect_refused(credit(1, 0, 3), 1, "origin 0");
+  expect_refused(credit(1, kMulticastGroupLane + 5, 2), 1, "group 5");
+  expect_lanes_intact();
+}
+
+TEST_F(MulticastForgedCredits, MoreCreditsThanTheWindowAreRefused) {
+  expect_refused(credit(1, 0, 0xFFFF'FFFF), 1, "origin 0");
+  expect_lanes_intact();
+}
+
+TEST_F(MulticastForgedCredits, AnEmptyCreditPacketIsRefused) {
+  expect_refused(credit(1, 0, 0), 1, "origin 0");
+  expect_lanes_intact();
+}
+
+TEST_F(MulticastForgedCredits, CreditsForALaneWithNoCreditsOutAreRefused) {
+  // Node 0 never sent in origin 1's lane, nor in group 6's.
+  expect_refused(credit(1, 1, 1), 1, "origin 1");
+  expect_refused(credit(1, kMulticastGroupLane + 6, 1), 1, "group 6");
+  expect_lanes_intact();
+  // Every credit came back: the lanes are gone, and one more is refused.
+  expect_refused(credit(1, 0, 1), 1, "origin 0");
+  expect_refused(credit(1, kMulticastGroupLane + 5, 1), 1, "group 5");
+}
+
+TEST_F(MulticastForgedCredits, CreditsFromANodeThatIsNoTreeNeighbourAreRefused) {
+  expect_refused(credit(2, 0, 1), 2, "origin 0");
+  expect_refused(credit(2, kMulticastGroupLane + 5, 1), 2, "group 5");
+  expect_lanes_intact();
+}
+
+// The same class of defect on the other side: a parent that sends beyond its credits.
+TEST_F(MulticastForgedCredits, MulticastsBeyondTheSendersCreditsAreRefused) {
+  // Node 1's multicasts to {0, 1}: node 0 is its child, and may hold two of them.
+  const std::vector<std::byte> body = multicast_body(1, 7, {0, 1}, 0);
+  const packet_header data{.type = kMulticastDataPacket};
+  ASSERT_TRUE(service_.on_packet(1, data, body).ok());
+  ASSERT_TRUE(service_.on_packet(1, data, body).ok());
+  expect_refused(service_.on_packet(1, data, body), 1, "origin 1");
+  EXPECT_EQ(nic_.delivered, 2u + 4u) << "the refused multicast was delivered";
+  // Once the host took them, their credits go back and node 1 may send again.
+  const std::size_t before = nic_.sent.size();
+  consume();
+  ASSERT_EQ(nic_.sent.size(), before + 1);
+  EXPECT_EQ(nic_.sent[before].first, 1u);
+  EXPECT_EQ(nic_.sent[before].second.type, kMulticastCreditPacket);
+  EXPECT_EQ(nic_.sent[before].second.stamp, 1u) << "credits for origin 1's lane";
+  EXPECT_EQ(nic_.sent[before].second.a, 2u);
+  EXPECT_TRUE(service_.on_packet(1, data, body).ok());
+  consume();
+  expect_lanes_intact();
+}
+
+TEST_F(MulticastForgedCredits, AStampNamingNoLaneIsRefused) {
+  expect_refused(credit(1, 3, 1), 1, "lane 3");
+  expect_refused(credit(1, kMulticastGroupLane << 1, 1), 1,
+                 "lane " + std::to_string(kMulticastGroupLane << 1));
+  expect_lanes_intact();
+}
+
 // A member whose host does not poll for a second under a flood: the senders stall, every
 // NIC holds a bounded number of messages, and once it polls again every message arrives,
 // in one order.
@@ -350,6 +613,7 @@ TEST(MulticastSlowMember, NothingIsLostMemoryIsBoundedAndTheFloodResumes) {
     EXPECT_LE(c.services[i]->peak_messages_held(), mopts.window * kNodes) << "node " << i;
   }
   expect_fifo_per_sender(c.got[3], {0, 1, 2}, kEach, "the slow member");
+  EXPECT_TRUE(lanes_settle(c)) << "lanes stay busy after the flood";
 }
 
 }  // namespace
