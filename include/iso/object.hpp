@@ -93,8 +93,9 @@
 //                        call whose result type has another size than the result.
 //   failed_precondition  a write operation called through read(); an object whose node has
 //                        ended (the job is over); a call inside an open isochron (except
-//                        start(isochron&, ...), whose own rules are given there) or inside
-//                        an operation's guard or body (operations do not nest).
+//                        start(isochron&, ...), whose own rules are given there), inside
+//                        an operation's guard or body (operations do not nest), or inside
+//                        the function of inspect() (it reads the state in place).
 //   aborted              a guard or body threw: its message is carried; the state is as it
 //                        was before the call (on every replica), and the call is gone.
 //   deadline_exceeded    a call to a single copy on another node whose owner gave no sign
