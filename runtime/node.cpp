@@ -249,6 +249,10 @@ absl::Status node_state::await_other_fibers_isochron() {
 
 absl::Status node_state::usable_outside_isochron(const char* what) {
   if (absl::Status s = health(); !s.ok()) return s;
+  // Such calls may wait (running other fibers and rounds) or change an object.
+  if (objects_ != nullptr) {
+    if (absl::Status s = objects_->refuse_inside_inspection(what); !s.ok()) return s;
+  }
   if (absl::Status s = await_other_fibers_isochron(); !s.ok()) return s;
   if (smm_.in_isochron()) {
     return absl::FailedPreconditionError(absl::StrFormat(

@@ -151,8 +151,8 @@ class node_state {
   // node::quiet(): until every isochron this node issued has executed on every node.
   [[nodiscard]] absl::Status quiet();
   // OK, or why a call that waits for this node's isochrons cannot be made now: the node
-  // has failed, or an isochron is open (FailedPrecondition naming `what`).
-  // Waits first while another fiber has one open.
+  // has failed, an isochron is open, or an object's state is being inspected
+  // (FailedPrecondition naming `what`). Waits first while another fiber has one open.
   [[nodiscard]] absl::Status usable_outside_isochron(const char* what);
   // Runs `op` (which adds one operation) in an isochron of its own.
   [[nodiscard]] absl::Status one_op_isochron(absl::FunctionRef<absl::Status()> op);

@@ -1,8 +1,9 @@
 // awari: retrograde analysis of the Awari endgame databases on Orca-style shared objects
 // (after the Orca Awari of Bal and Allis).
 //
-// The databases are built layer by layer, from 0 stones up to --stones; every node keeps
-// every finished layer (the capturing moves of the next layer look values up there). A
+// The databases are built layer by layer, from 0 stones up to --stones; every node has
+// every finished layer in its replica of the database object and looks values up there, in
+// place (object::inspect), for the capturing moves of the next layer. A
 // layer's boards are split over the nodes by rank (rank mod nodes), and each node runs the
 // layer analysis of awari_analysis.hpp on its part. What a node learns about another's
 // boards (a child lost or won at some thresholds) goes into a batch for that node, put into
@@ -12,7 +13,7 @@
 // read of it ("every node reported this round") gives every node the job's total: none sent
 // means no node has work left, and the layer is done everywhere; otherwise each node takes
 // its mailbox and works on. Each node then puts its part's values into the replicated
-// database and reads the whole layer back.
+// database and waits until every node's are in its replica.
 //
 // Two mailbox slots and two rounds slots, by the round's parity, are enough: a node puts
 // into round r + 2 only after reading the outcome of round r + 1, which needs the report of
@@ -20,11 +21,15 @@
 // outcome.
 //
 // With the NIC inline a node serves the others' puts only while in the runtime, so the
-// analysis polls the node every 4096 events (and sends its full batches then).
+// analysis polls the node every 4096 boards or events (and sends its full batches then).
+// It reads the lower layers in place between those polls, a step of 4096 boards at a time:
+// while a node polls its replica may change (it serves others' writes), and an inspection
+// holds the node from doing so.
 //
 // With --check node 0 runs the sequential analysis and compares every value.
 //
 //   isorun -n 2 -- awari --stones 8 --check
+#include <algorithm>
 #include <cstdio>
 #include <functional>
 #include <iso/iso.hpp>
@@ -64,7 +69,6 @@ int main(int argc, char** argv) {
     }
     iso::object rounds(node, rounds_type, {.placement = iso::object_placement::replicated});
     iso::object shared_db(node, database_type, {.placement = iso::object_placement::replicated});
-    awari::database db;
     phase_timer timer;
     std::int64_t round = 0;
     std::uint64_t sent = 0;  // in this round
@@ -84,14 +88,22 @@ int main(int argc, char** argv) {
     const stopwatch clock;
     for (int s = 0; s <= stones; ++s) {
       timer.enter("analysis");
-      awari::layer_analysis layer(s, me, nodes, db);
+      awari::layer_analysis layer(s, me, nodes);
       // Full batches leave while the node works on (their puts overlap the analysis), and
       // the node serves the others' puts into its own mailbox.
       const std::function<void()> every_so_often = [&] {
         send(layer, awari::kEventsPerCall);
         node.poll();
       };
-      layer.start(every_so_often);
+      for (std::uint64_t first = 0; first < layer.boards();
+           first += awari::layer_analysis::kBoardsPerStep) {
+        const std::uint64_t end =
+            std::min(layer.boards(), first + awari::layer_analysis::kBoardsPerStep);
+        awari::read_layers(shared_db, s, [&](const awari::database_view& lower) {
+          layer.start_boards(lower, first, end);
+        });
+        every_so_often();
+      }
       for (;; ++round) {
         timer.enter("analysis");
         layer.run(every_so_often);
@@ -110,7 +122,7 @@ int main(int argc, char** argv) {
       ++round;
       timer.enter("publish");
       awari::put_values(shared_db, s, me, nodes, layer.values());
-      db.add_layer(awari::get_layer(shared_db, s));
+      awari::await_layer(shared_db, s);
     }
     const double seconds = clock.seconds();
     timer.stop();
@@ -131,11 +143,17 @@ int main(int argc, char** argv) {
       print_check_skipped("awari");
       return;
     }
-    const std::string difference =
-        awari::first_difference(db, awari::solve(static_cast<int>(stones)));
-    print_check("awari", {difference.empty(),
-                          difference.empty() ? awari::describe(db) + "; as the sequential analysis"
-                                             : difference});
+    const awari::database want = awari::solve(static_cast<int>(stones));
+    std::string difference;
+    std::string description;
+    awari::read_layers(shared_db, static_cast<int>(stones) + 1,
+                       [&](const awari::database_view& db) {
+                         difference = awari::first_difference(db, want);
+                         if (difference.empty()) description = awari::describe(db);
+                       });
+    print_check("awari",
+                {difference.empty(),
+                 difference.empty() ? description + "; as the sequential analysis" : difference});
     if (!difference.empty()) {
       throw iso::error(iso::error_code::data_loss, "awari: the check failed");
     }

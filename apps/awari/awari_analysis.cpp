@@ -42,12 +42,19 @@ value database::of(const board& b) const {
   return layers_[static_cast<std::size_t>(stones_of(b))][rank_of(b)];
 }
 
-layer_analysis::layer_analysis(int stones, std::uint32_t part, std::uint32_t parts,
-                               const database& lower)
+database_view::database_view(const database& db) {
+  layers_.reserve(static_cast<std::size_t>(db.layers()));
+  for (int s = 0; s < db.layers(); ++s) layers_.emplace_back(db.layer(s));
+}
+
+value database_view::of(const board& b) const {
+  return layers_[static_cast<std::size_t>(stones_of(b))][rank_of(b)];
+}
+
+layer_analysis::layer_analysis(int stones, std::uint32_t part, std::uint32_t parts)
     : stones_(stones),
       part_(part),
       parts_(parts),
-      lower_(lower),
       boards_(layer_size(stones) > part ? (layer_size(stones) - 1 - part) / parts + 1 : 0),
       won_(boards_, 0),
       lost_(boards_, 0),
@@ -55,9 +62,17 @@ layer_analysis::layer_analysis(int stones, std::uint32_t part, std::uint32_t par
       open_moves_(boards_ * static_cast<std::uint64_t>(stones), 0),
       outboxes_(parts) {}
 
-void layer_analysis::start(const std::function<void()>& every_so_often) {
-  for (std::uint64_t index = 0; index < boards_; ++index) {
-    if (index % 4096 == 4095 && every_so_often) every_so_often();
+void layer_analysis::start(const database_view& lower,
+                           const std::function<void()>& every_so_often) {
+  for (std::uint64_t first = 0; first < boards_; first += kBoardsPerStep) {
+    start_boards(lower, first, std::min(boards_, first + kBoardsPerStep));
+    if (every_so_often) every_so_often();
+  }
+}
+
+void layer_analysis::start_boards(const database_view& lower, std::uint64_t first,
+                                  std::uint64_t end) {
+  for (std::uint64_t index = first; index < end; ++index) {
     const board b = board_of(stones_, index * parts_ + part_);
     int quiet_moves = 0;
     int best = kNoExit;
@@ -70,7 +85,7 @@ void layer_analysis::start(const std::function<void()>& every_so_often) {
         if (m.captured == 0) {
           ++quiet_moves;
         } else {
-          best = std::max(best, m.captured - lower_.of(m.next));
+          best = std::max(best, m.captured - lower.of(m.next));
         }
       }
     }
@@ -146,17 +161,17 @@ std::vector<value> layer_analysis::values() const {
 database solve(int stones) {
   database db;
   for (int s = 0; s <= stones; ++s) {
-    layer_analysis layer(s, 0, 1, db);
-    layer.start();
+    layer_analysis layer(s, 0, 1);
+    layer.start(db);
     layer.run();
     db.add_layer(layer.values());
   }
   return db;
 }
 
-std::string first_inconsistency(const database& db) {
+std::string first_inconsistency(const database_view& db) {
   for (int s = 0; s < db.layers(); ++s) {
-    const std::vector<value>& values = db.layer(s);
+    const std::span<const value> values = db.layer(s);
     for (std::uint64_t rank = 0; rank < values.size(); ++rank) {
       const board b = board_of(s, rank);
       int best = mover_has_stones(b) ? kNoExit : -s;
@@ -175,7 +190,7 @@ std::string first_inconsistency(const database& db) {
   return {};
 }
 
-std::string describe(const database& db) {
+std::string describe(const database_view& db) {
   std::uint64_t digest = 0xcbf29ce484222325ULL;  // FNV-1a, 64 bits
   std::uint64_t boards = 0;
   for (int s = 0; s < db.layers(); ++s) {
@@ -198,13 +213,13 @@ std::string describe(const database& db) {
   return out;
 }
 
-std::string first_difference(const database& got, const database& want) {
+std::string first_difference(const database_view& got, const database_view& want) {
   if (got.layers() != want.layers()) {
     return format("%d layers, the sequential analysis %d", got.layers(), want.layers());
   }
   for (int s = 0; s < got.layers(); ++s) {
-    const std::vector<value>& a = got.layer(s);
-    const std::vector<value>& b = want.layer(s);
+    const std::span<const value> a = got.layer(s);
+    const std::span<const value> b = want.layer(s);
     if (a.size() != b.size()) {
       return format("layer %d has %zu boards, the sequential one %zu", s, a.size(), b.size());
     }

@@ -30,6 +30,7 @@
 #include <functional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "apps/awari/awari_rules.hpp"
@@ -54,20 +55,45 @@ class database {
   std::vector<std::vector<value>> layers_;
 };
 
+// The values of layers 0, 1, ..., read where someone else keeps them: a database, or the
+// parallel version's replicated database object, read in place (awari_objects.hpp). Valid
+// as long as what it views is left as it is.
+class database_view {
+ public:
+  database_view() = default;
+  explicit database_view(std::vector<std::span<const value>> layers) : layers_(std::move(layers)) {}
+  // A database's layers (implicit: whatever reads a view reads a database as well).
+  database_view(const database& db);  // NOLINT(google-explicit-constructor)
+
+  [[nodiscard]] int layers() const { return static_cast<int>(layers_.size()); }
+  [[nodiscard]] std::span<const value> layer(int stones) const {
+    return layers_[static_cast<std::size_t>(stones)];
+  }
+  // The value of `b`, whose layer must be in the view.
+  [[nodiscard]] value of(const board& b) const;
+
+ private:
+  std::vector<std::span<const value>> layers_;
+};
+
 // A fact about a board of the layer, for the part that holds it: its rank, the thresholds it
 // concerns (bit T - 1 for T) and whether a child was found lost or won at them.
 using event = std::uint64_t;
 
 class layer_analysis {
  public:
-  // Part `part` of `parts` of layer `stones`; `lower` holds every layer below it and must
-  // outlive the analysis.
-  layer_analysis(int stones, std::uint32_t part, std::uint32_t parts, const database& lower);
+  // Part `part` of `parts` of layer `stones`.
+  layer_analysis(int stones, std::uint32_t part, std::uint32_t parts);
 
   // Evaluates the moves of every board of the part and sends out what the capturing moves
-  // and the ends of the game decide. Calls `every_so_often` after each 4096 boards, if it
+  // and the ends of the game decide; `lower` holds every layer below this one (it is read
+  // here only, not kept). Calls `every_so_often` after each kBoardsPerStep boards, if it
   // is not empty.
-  void start(const std::function<void()>& every_so_often = {});
+  void start(const database_view& lower, const std::function<void()>& every_so_often = {});
+  // The same for the part's boards `first` to `end` (indexes, end excluded) only: start()
+  // is these in steps of kBoardsPerStep, from 0 to boards().
+  void start_boards(const database_view& lower, std::uint64_t first, std::uint64_t end);
+  static constexpr std::uint64_t kBoardsPerStep = 4096;
   // Takes events for boards of this part (from other parts' outboxes).
   void deliver(std::span<const event> events);
   // Works until nothing is left here; events for other parts wait in their outboxes.
@@ -90,7 +116,6 @@ class layer_analysis {
   int stones_;
   std::uint32_t part_;
   std::uint32_t parts_;
-  const database& lower_;
   std::uint64_t boards_;
   std::vector<std::uint32_t> won_;   // by index: bit T - 1 set once won at T
   std::vector<std::uint32_t> lost_;  // likewise, lost at T
@@ -107,13 +132,13 @@ class layer_analysis {
 
 // Whether every value of `db` is its board's best move's outcome (the negamax equation over
 // the moves, which the true values satisfy): empty if so, otherwise the first board where not.
-[[nodiscard]] std::string first_inconsistency(const database& db);
+[[nodiscard]] std::string first_inconsistency(const database_view& db);
 
 // A digest of every value (layer by layer, by rank) and the counts per value of the top layer:
 // "digest 0x..., 18564 boards; 6 stones: -6:120 ... 6:33".
-[[nodiscard]] std::string describe(const database& db);
+[[nodiscard]] std::string describe(const database_view& db);
 
 // The first board whose values differ in `got` and `want`, or empty if none does.
-[[nodiscard]] std::string first_difference(const database& got, const database& want);
+[[nodiscard]] std::string first_difference(const database_view& got, const database_view& want);
 
 }  // namespace iso::apps::awari

@@ -55,7 +55,7 @@ struct database_state {
   };
   std::vector<layer> layers;
 };
-constexpr iso::operation_id kPutValues = 0, kGetValues = 1;
+constexpr iso::operation_id kPutValues = 0, kComplete = 1;
 
 struct values_header {
   std::uint32_t stones = 0;
@@ -63,11 +63,6 @@ struct values_header {
   std::uint32_t parts = 0;
   std::uint32_t unused = 0;
   std::uint64_t first = 0;  // the part's index of the first value
-};
-struct get_values_arguments {
-  std::uint64_t stones = 0;
-  std::uint64_t first = 0;  // rank
-  std::uint64_t count = 0;
 };
 
 bool layer_complete(const database_state& s, std::uint64_t stones) {
@@ -171,21 +166,8 @@ void check_put(const values_header& at, std::span<const value> values) {
   }
 }
 
-// Refuses ranks outside the layer.
-void check_get(const get_values_arguments& args) {
-  if (args.stones > static_cast<std::uint64_t>(kMaxStones) ||
-      args.first > layer_size(static_cast<int>(args.stones)) ||
-      args.count > layer_size(static_cast<int>(args.stones)) - args.first) {
-    throw iso::error(iso::error_code::invalid_argument,
-                     format("get: ranks %llu to %llu are not all in layer %llu",
-                            static_cast<unsigned long long>(args.first),
-                            static_cast<unsigned long long>(args.first) + args.count,
-                            static_cast<unsigned long long>(args.stones)));
-  }
-}
-
-using get_guard = bool (*)(const database_state&, get_values_arguments);
-using get_body = std::span<const value> (*)(const database_state&, get_values_arguments);
+using complete_guard = bool (*)(const database_state&, std::uint64_t);
+using complete_body = void (*)(const database_state&, std::uint64_t);
 
 }  // namespace
 
@@ -205,17 +187,21 @@ iso::object_type make_database_type() {
             layer.filled += values.size();
           },
           check_put)
-      // Waits until every value of the layer is in.
-      .read(kGetValues, "get",
-            std::vector<std::pair<get_guard, get_body>>{
-                {[](const database_state& s, get_values_arguments args) {
-                   return layer_complete(s, args.stones);
+      // Waits until every value of the layer is in; returns nothing (the caller reads the
+      // layer on its replica in place).
+      .read(kComplete, "complete",
+            std::vector<std::pair<complete_guard, complete_body>>{
+                {[](const database_state& s, std::uint64_t stones) {
+                   return layer_complete(s, stones);
                  },
-                 [](const database_state& s, get_values_arguments args) {
-                   return std::span<const value>(s.layers[args.stones].values)
-                       .subspan(args.first, args.count);
-                 }}},
-            check_get)
+                 [](const database_state&, std::uint64_t) {}}},
+            [](std::uint64_t stones) {
+              if (stones > static_cast<std::uint64_t>(kMaxStones)) {
+                throw iso::error(
+                    iso::error_code::invalid_argument,
+                    format("complete: no layer %llu", static_cast<unsigned long long>(stones)));
+              }
+            })
       .type();
 }
 
@@ -230,15 +216,26 @@ void put_values(iso::object& db, int stones, std::uint32_t part, std::uint32_t p
   for (iso::pending<void>& call : calls) call.get();
 }
 
-std::vector<value> get_layer(iso::object& db, int stones) {
-  const std::uint64_t size = layer_size(stones);
-  std::vector<value> layer(size);
-  for (std::uint64_t first = 0; first < size; first += kValuesPerCall) {
-    const std::uint64_t count = std::min<std::uint64_t>(kValuesPerCall, size - first);
-    db.read_into(kGetValues, std::span(layer).subspan(first, count),
-                 get_values_arguments{static_cast<std::uint64_t>(stones), first, count});
-  }
-  return layer;
+void await_layer(iso::object& db, int stones) {
+  db.read<void>(kComplete, static_cast<std::uint64_t>(stones));
+}
+
+void read_layers(const iso::object& db, int below,
+                 const std::function<void(const database_view&)>& f) {
+  db.inspect<database_state>([&](const database_state& s) {
+    std::vector<std::span<const value>> layers;
+    layers.reserve(static_cast<std::size_t>(below));
+    for (int stones = 0; stones < below; ++stones) {
+      if (!layer_complete(s, static_cast<std::uint64_t>(stones))) {
+        throw iso::error(iso::error_code::failed_precondition,
+                         format("awari: layer %d of the database is not complete on this node "
+                                "(await it first)",
+                                stones));
+      }
+      layers.emplace_back(s.layers[static_cast<std::size_t>(stones)].values);
+    }
+    f(database_view(std::move(layers)));
+  });
 }
 
 }  // namespace iso::apps::awari

@@ -7,10 +7,13 @@
 //    a guarded read `outcome` ("every node has reported the round") gives every node the
 //    same total, and a round in which nobody sent anything ends the layer everywhere.
 //  - the database (replicated): each node `put`s the values of its boards once a layer is
-//    done; a guarded read `get` ("every value of the layer is in") reads the layer back.
+//    done; a guarded read `complete` waits until every value of the layer is in, and then
+//    the node reads the layers on its own replica in place (object::inspect), with no
+//    copy of its own.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <iso/iso.hpp>
 #include <span>
 #include <vector>
@@ -19,7 +22,7 @@
 
 namespace iso::apps::awari {
 
-// Events per mailbox put or take, values per database put or get: well below the largest
+// Events per mailbox put or take, values per database put: well below the largest
 // argument of an object call (one message).
 inline constexpr std::size_t kEventsPerCall = 4096;
 inline constexpr std::size_t kValuesPerCall = 32768;
@@ -43,7 +46,12 @@ void put_events(iso::object& mailbox, std::int64_t round, std::span<const event>
 // Database: puts the values of part `part` of `parts` of layer `stones`.
 void put_values(iso::object& db, int stones, std::uint32_t part, std::uint32_t parts,
                 std::span<const value> values);
-// Database: the whole layer `stones`, once every part put its values.
-[[nodiscard]] std::vector<value> get_layer(iso::object& db, int stones);
+// Database: waits until every part put its values of layer `stones`.
+void await_layer(iso::object& db, int stones);
+// Database: runs `f` on the layers 0 to `below` - 1 (each complete: await_layer() them
+// first) where this node's replica keeps them, in place. `f` must not call into the
+// runtime, nor keep the view once it returns (see object::inspect).
+void read_layers(const iso::object& db, int below,
+                 const std::function<void(const database_view&)>& f);
 
 }  // namespace iso::apps::awari

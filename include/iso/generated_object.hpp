@@ -21,6 +21,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <typeinfo>
 #include <utility>
 #include <vector>
 
@@ -68,6 +69,7 @@ template <class State>
   };
   f.destroy = [](void* s) { delete static_cast<State*>(s); };
   f.clone = [](const void* s) -> void* { return new State(*static_cast<const State*>(s)); };
+  f.type = &typeid(State);
   f.save = [](const void* s) {
     std::vector<std::byte> bytes;
     append(*static_cast<const State*>(s), bytes);

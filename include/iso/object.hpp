@@ -93,8 +93,9 @@
 //                        call whose result type has another size than the result.
 //   failed_precondition  a write operation called through read(); an object whose node has
 //                        ended (the job is over); a call inside an open isochron (except
-//                        start(isochron&, ...), whose own rules are given there) or inside
-//                        an operation's guard or body (operations do not nest).
+//                        start(isochron&, ...), whose own rules are given there), inside
+//                        an operation's guard or body (operations do not nest), or inside
+//                        the function of inspect() (it reads the state in place).
 //   aborted              a guard or body threw: its message is carried; the state is as it
 //                        was before the call (on every replica), and the call is gone.
 //   deadline_exceeded    a call to a single copy on another node whose owner gave no sign
@@ -161,6 +162,10 @@ struct state_functions {
   // May be empty: an object whose type lacks either cannot migrate.
   std::function<std::vector<std::byte>(const void*)> save = {};
   std::function<void*(std::span<const std::byte> saved)> load = {};
+  // The state's C++ type, where the code that built these functions knows it (typed_object
+  // and generated types set it): object::inspect<State>() compares it with State. Null: the
+  // state cannot be inspected.
+  const std::type_info* type = nullptr;
 };
 
 // Decoded arguments of one call: whatever the operation's unmarshal made of the bytes.
@@ -250,6 +255,21 @@ class object;
 namespace detail {
 // The node a handle belongs to, or null once that node has ended (fork hands objects).
 [[nodiscard]] node_state* node_of(const object& o);
+
+// The time during which object::inspect's function runs: checks that the inspection may
+// start and where the state is, then keeps the node from making progress until it ends.
+class inspection {
+ public:
+  inspection(const object& o, const std::type_info& state_type);
+  ~inspection();
+  inspection(const inspection&) = delete;
+  inspection& operator=(const inspection&) = delete;
+  [[nodiscard]] const void* state() const { return state_; }
+
+ private:
+  node_state* node_ = nullptr;
+  const void* state_ = nullptr;
+};
 }  // namespace detail
 
 // A call started by object::start() and not yet finished: a move-only handle to its result.
@@ -456,6 +476,59 @@ class object {
     if (!bytes.empty()) std::memcpy(out.data(), bytes.data(), bytes.size());
   }
 
+  // Runs `f(const State&)` on this node's copy of the object's state, in place (nothing is
+  // copied or sent), and returns what f returns: for reading a large state where a read
+  // operation would copy its result out.
+  //
+  //   std::uint64_t rows = table.inspect<rows_state>([](const rows_state& s) {
+  //     return s.rows.size();
+  //   });
+  //
+  // Where: a replicated object (this node's replica), or a single copy this node owns now.
+  // A single copy elsewhere is failed_precondition naming the object and the node that
+  // keeps it; inspect never asks another node (read it with an operation, or migrate it
+  // here). A replica or a copy on its way to this node is waited for, as a call waits.
+  // An automatic object is inspected where it is now; an inspection is no call, so it does
+  // not count in its placement decisions (inspect objects placed replicated or single_copy).
+  //
+  // When: at this node's point of the job-wide order, as a read operation on the replica
+  // would run: f sees every write whose call this node has returned from (a replicated
+  // write returns once this node's replica applied it), and every write the order has
+  // delivered here (under the isotach order, every write of a logical time this node has
+  // passed). Other nodes may be ahead or behind; a barrier after everybody's writes makes
+  // every replica's state the same.
+  //
+  // While f runs the state does not change: the node makes no progress, so no write is
+  // applied, no other fiber runs (fibers switch only where one waits) and no request is
+  // served. So f must not wait or call into the runtime in a way that would: an object
+  // call, creation or migration, a barrier, or any other call that needs no open isochron
+  // is failed_precondition naming the inspected object; anything else that waits or polls
+  // (a value's get(), yield(), node::poll()) is failed_precondition too. Inspecting
+  // another object inside f is allowed (at the same point of the order). f must not keep
+  // a reference or pointer into the state once it returns: the next write may change or
+  // free it; return values (a reference type does not compile).
+  //
+  // State must be the object's state type as its type was built (typed_object<State>, or a
+  // generated type's state message); another type is invalid_argument naming both types
+  // (the state is never read as another type), and a type whose state_functions give no
+  // type (built by hand at the runtime level) is invalid_argument too.
+  //
+  // Other errors: an inspection inside an operation's guard or body or a message handler,
+  // or inside an isochron this node has open (as calls are; see the file comment):
+  // failed_precondition; the node's failure; after the node ended: failed_precondition.
+  // An exception f throws goes to the caller as it was, and the node goes on as before.
+  // Blocks only to wait for a replica or copy on its way here (see above). Thread safety:
+  // as its node.
+  template <typename State, typename F>
+  std::invoke_result_t<F, const State&> inspect(F&& f) const {
+    using result = std::invoke_result_t<F, const State&>;
+    static_assert(!std::is_reference_v<result>,
+                  "object::inspect returns a value: f must not hand out a reference into the "
+                  "state");
+    const detail::inspection in(*this, typeid(State));
+    return std::invoke(std::forward<F>(f), *static_cast<const State*>(in.state()));
+  }
+
   // Moves a single copy to node `to` at a point of the job-wide order (any node may ask;
   // placement never changes results): calls waiting in its queue move with it, and calls
   // on their way to the old owner follow it. Returns once this node has applied the move.
@@ -542,6 +615,7 @@ class object {
   object(std::shared_ptr<detail::object_link> link, object_id id)
       : link_(std::move(link)), id_(id) {}
   friend detail::node_state* detail::node_of(const object& o);
+  friend class detail::inspection;
 
   std::shared_ptr<detail::object_link> link_;
   object_id id_ = 0;
@@ -713,6 +787,7 @@ class typed_object {
     };
     f.destroy = [](void* s) { delete static_cast<State*>(s); };
     f.clone = [](const void* s) -> void* { return new State(*static_cast<const State*>(s)); };
+    f.type = &typeid(State);
     if (load) {
       f.load = [load = std::move(load)](std::span<const std::byte> saved) -> void* {
         return new State(load(saved));

@@ -89,6 +89,20 @@ node_state& state_of(const std::shared_ptr<object_link>& link, object_id id, con
 }
 
 }  // namespace
+
+inspection::inspection(const object& o, const std::type_info& state_type) {
+  node_state& state = state_of(o.link_, o.id_, "inspect()");
+  runtime::object_table& table = state.objects();
+  // Inside another inspection the outer one has checked the node; waiting is refused there.
+  if (!table.inspecting()) throw_if_error(state.usable_outside_isochron("object::inspect"));
+  state_ = value_or_throw(table.begin_inspection(o.id_, state_type));
+  node_ = &state;
+}
+
+inspection::~inspection() {
+  if (node_ != nullptr) node_->objects().end_inspection();
+}
+
 }  // namespace detail
 
 object_type::object_type(std::string name, state_functions state)

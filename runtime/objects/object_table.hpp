@@ -26,6 +26,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <typeinfo>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -126,6 +127,21 @@ class object_table final : public delivery_unit {
   [[nodiscard]] absl::Status settle_dropped();
   [[nodiscard]] absl::StatusOr<std::vector<std::byte>> finish(std::uint64_t call);
   void abandon(std::uint64_t call);
+
+  // Reading a state in place (inspection.cpp; iso::object::inspect): this node's state of
+  // object `id`, once the writes delivered here are applied (waiting for a replica or a
+  // copy on its way here), as a read operation would see it; from then until
+  // end_inspection() the node makes no progress. Inside another inspection it neither
+  // waits nor applies anything (the outer one's function holds its state). InvalidArgument:
+  // no such object, or a state whose type is not `want`; FailedPrecondition: the single
+  // copy is on another node, or an inspection inside a guard, body or message handler.
+  [[nodiscard]] absl::StatusOr<const void*> begin_inspection(object_id id,
+                                                             const std::type_info& want);
+  void end_inspection();
+  [[nodiscard]] bool inspecting() const { return inspections_ != 0; }
+  // FailedPrecondition naming the inspected object when `what` (a call that may wait or
+  // change an object) comes inside an inspection; OK otherwise.
+  [[nodiscard]] absl::Status refuse_inside_inspection(const char* what) const;
 
   [[nodiscard]] absl::StatusOr<std::vector<std::byte>> state_bytes(object_id id) const;
   [[nodiscard]] absl::StatusOr<std::uint64_t> writes_applied(object_id id) const;
@@ -388,6 +404,9 @@ class object_table final : public delivery_unit {
   // call of this node, so that a dropped write is still applied once.
   std::deque<std::uint64_t> redo_dropped_;  // dispatched again in the order they came
   absl::Duration call_timeout_ = absl::Seconds(60);
+  // Inspections under way (nested ones count), and the outermost one's object.
+  std::size_t inspections_ = 0;
+  object_id inspected_ = 0;
 };
 
 }  // namespace iso::runtime

@@ -95,8 +95,8 @@ database solve_in_parts(int stones, std::uint32_t parts) {
   database db;
   for (int s = 0; s <= stones; ++s) {
     std::vector<layer_analysis> layer;
-    for (std::uint32_t part = 0; part < parts; ++part) layer.emplace_back(s, part, parts, db);
-    for (layer_analysis& part : layer) part.start();
+    for (std::uint32_t part = 0; part < parts; ++part) layer.emplace_back(s, part, parts);
+    for (layer_analysis& part : layer) part.start(db);
     for (bool carried = true; carried;) {
       carried = false;
       for (layer_analysis& part : layer) part.run();
