@@ -441,14 +441,15 @@ class object {
   // (a std::vector<T> or a std::span of T of any extent stands for std::span<const T>) is
   // refused on this node before anything is sent, even where the sizes agree (a signed
   // for an unsigned count, float for int32 elements), since its bytes would be read as
-  // other values. A call with elements, and a result that is elements, also carry the sizes
-  // the sender used (8 bytes ahead of them), so that a mismatch there is refused, not
-  // misread, for operations built by hand too. Errors, besides those of invoke():
-  // invalid_argument for argument types other than the operation's (naming both lists),
-  // for a result of another size than Result's, for elements of another size than the
-  // caller's, or for fixed-size arguments or elements of other sizes than the operation's
-  // (naming the object, the operation and the sizes). A span or vector anywhere but last,
-  // elements or values that are not trivially copyable, do not compile.
+  // other values; integers of the same size and signedness count as one type (long long
+  // for std::int64_t, std::size_t for std::uint64_t, unsigned char for std::byte). A call with
+  // elements, and a result that is elements, also carry the sizes the sender used (8 bytes ahead of
+  // them), so that a mismatch there is refused, not misread, for operations built by hand too.
+  // Errors, besides those of invoke(): invalid_argument for argument types other than the
+  // operation's (naming both lists), for a result of another size than Result's, for elements of
+  // another size than the caller's, or for fixed-size arguments or elements of other sizes than the
+  // operation's (naming the object, the operation and the sizes). A span or vector anywhere but
+  // last, elements or values that are not trivially copyable, do not compile.
   //
   //   std::vector<std::int32_t> row = rows.read<std::vector<std::int32_t>>(kRow, k);
   //   rows.call<void>(kPut, k, std::span<const std::int32_t>(row));

@@ -251,29 +251,53 @@ struct arguments_and_elements {
   }
 };
 
-// How an operation with parameters A... (after the state) decodes its argument bytes
-// (unpack, into `decoded`) and hands them to its guards and body (apply).
 // A typed operation's parameters, as one type. A typed call names its arguments' list the
 // same way, each taken as the operation takes it (a std::vector, or a std::span of any
 // extent, as a std::span<const T>), and the two must be the same type: values of other
-// types but of the same sizes would otherwise be read as other values.
+// types but of the same sizes would otherwise be read as other values. Integers count by
+// size and signedness alone (long long is std::int64_t's bytes, char and std::byte are
+// one byte's), since the same bytes mean the same value in either.
 template <typename... A>
 struct parameter_list {};
 template <typename T>
-struct as_parameter {
+struct representation {
   using type = T;
+};
+template <typename T>
+requires(std::is_integral_v<T> && !std::is_same_v<T, bool> &&
+         sizeof(T) <= 8) struct representation<T> {
+  using type = std::conditional_t<
+      std::is_signed_v<T>,
+      std::conditional_t<
+          sizeof(T) == 1, std::int8_t,
+          std::conditional_t<sizeof(T) == 2, std::int16_t,
+                             std::conditional_t<sizeof(T) == 4, std::int32_t, std::int64_t>>>,
+      std::conditional_t<
+          sizeof(T) == 1, std::uint8_t,
+          std::conditional_t<sizeof(T) == 2, std::uint16_t,
+                             std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>>>>;
+};
+template <>
+struct representation<std::byte> {
+  using type = std::uint8_t;
+};
+template <typename T>
+struct as_parameter {
+  using type = typename representation<T>::type;
 };
 template <typename T, std::size_t Extent>
 struct as_parameter<std::span<T, Extent>> {
-  using type = std::span<const std::remove_const_t<T>>;
+  using type = std::span<const typename representation<std::remove_const_t<T>>::type>;
 };
 template <typename T, typename Allocator>
 struct as_parameter<std::vector<T, Allocator>> {
-  using type = std::span<const T>;
+  using type = std::span<const typename representation<T>::type>;
 };
 template <typename... A>
 using parameters_of = parameter_list<typename as_parameter<std::remove_cvref_t<A>>::type...>;
 
+// How an operation with parameters A... (after the state) decodes its argument bytes
+// (unpack, into `decoded`) and hands them to its guards and body (apply).
 template <typename... A>
 struct operation_arguments
     : std::conditional_t<last_is<span_traits, A...>(), arguments_and_elements<A...>,
@@ -281,7 +305,7 @@ struct operation_arguments
   static_assert(!any_before_last<span_traits, A...>(),
                 "only the last parameter of a typed operation may be a std::span (its elements "
                 "follow the fixed-size arguments)");
-  using parameters = parameter_list<A...>;
+  using parameters = parameters_of<A...>;
 };
 
 // Appends a body's result: a trivially copyable value's bytes, or the elements' of a

@@ -252,6 +252,18 @@ TEST_P(TypedSpans, BadElementBytesAndWrongResultSizesAreRefused) {
                  "takes (unsigned long, std::span<int const>); the call passes (unsigned long, "
                  "std::span<float const>)",
                  [&] { rows.call<void>(kPut, std::uint64_t{8}, std::vector<float>{1.5F}); });
+    // Integers of the operation's size and signedness are its values, whatever their type.
+    EXPECT_EQ(rows.read<std::uint64_t>(kLength, 1ULL), 3u);
+    EXPECT_EQ(rows.read<std::uint64_t>(kLength, std::size_t{1}), 3u);
+    // Where no typed call stands in the way (bytes made by hand, or by another program),
+    // the sizes the bytes carry are still checked where they are decoded.
+    expect_error(error_code::invalid_argument,
+                 "put takes 8 bytes of fixed-size arguments and then elements of 4 bytes, but "
+                 "the call gave 8 bytes of them and elements of 8 bytes",
+                 [&] {
+                   rows.invoke(kPut, iso::detail::encode_arguments(std::uint64_t{2},
+                                                                   std::vector<std::int64_t>{1}));
+                 });
     expect_error(error_code::invalid_argument,
                  "(Rows), operation 4 (length) takes (unsigned long); the call passes "
                  "(double)",
