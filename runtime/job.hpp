@@ -37,8 +37,10 @@ struct job_plan {
 // Reads the settings (test settings too), the launcher's environment and the topology; in
 // a ucx job, connects to the PMIx launcher (collective: every node plans at once).
 // InvalidArgument (or the topology loader's error) names the bad variable or file;
-// FailedPrecondition for ISO_TRANSPORT=ucx without a PMIx launcher or without UCX.
-absl::StatusOr<job_plan> plan_job(const options& requested);
+// FailedPrecondition for ISO_TRANSPORT=ucx without a PMIx launcher or without UCX, and
+// for several processes of a PMIx launcher without UCX. `have_ucx`: whether to plan as a
+// build with the ucx fabric (what this build has, but for tests of the other kind).
+absl::StatusOr<job_plan> plan_job(const options& requested, bool have_ucx = build_has_ucx());
 
 // Builds node `rank` of the job from `fabric`: its bootstrap, its NIC and its state. The
 // node has not passed the start barrier yet. Also makes `rank` the node shown in this

@@ -176,10 +176,10 @@ int run(int argc, char** argv, const std::function<void(node&)>& body) {
 
 namespace runtime {
 
-absl::StatusOr<job_plan> plan_job(const options& requested) {
+absl::StatusOr<job_plan> plan_job(const options& requested, bool have_ucx) {
   absl::StatusOr<options> opts = apply_environment(requested);
   if (!opts.ok()) return opts.status();
-  absl::StatusOr<launch_environment> env = read_launch_environment();
+  absl::StatusOr<launch_environment> env = read_launch_environment(have_ucx);
   if (!env.ok()) return env.status();
   std::shared_ptr<pmix_session> pmix;
   if (env->transport == transport_kind::ucx || env->pmix_without_fabric) {

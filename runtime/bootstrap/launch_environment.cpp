@@ -46,6 +46,8 @@ constexpr bool kHaveUcx = true;
 constexpr bool kHaveUcx = false;
 #endif
 
+bool build_has_ucx() { return kHaveUcx; }
+
 absl::StatusOr<launch_environment> read_launch_environment() {
   return read_launch_environment(kHaveUcx);
 }

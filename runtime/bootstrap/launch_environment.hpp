@@ -78,6 +78,9 @@ struct launch_environment {
 absl::StatusOr<launch_environment> read_launch_environment();
 absl::StatusOr<launch_environment> read_launch_environment(bool have_ucx);
 
+// Whether this build has the ucx fabric (UCX was found when it was built).
+bool build_has_ucx();
+
 class pmix_session;
 
 // For a process a PMIx launcher started (env.transport ucx, or env.pmix_without_fabric):
