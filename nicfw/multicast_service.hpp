@@ -33,13 +33,13 @@
 // A lane with all its credits back, nothing blocked and none of the peer's messages held is
 // what a fresh one would be, and is erased (lanes_held() counts the others): a NIC keeps
 // lanes for the traffic in flight, not for every origin and group it ever carried. What a
-// sequenced group leaves behind for good is its numbering (its counter at the sequencer,
-// each member's next number, each sender's message index): a few words per group, since its
-// numbers go on where they stopped. Only credits that are out come back, and a peer sends
-// only while it has credits, so these are errors naming the sending node and the lane, and
-// leave the lane as it was: a credit packet for a lane in which this NIC has no credits out
-// to its sender (one it never sent in, or a sender that is no child of it in that lane's
-// trees), one returning no credits or more than are out, a stamp naming no lane, and a
+// group leaves behind for good is its numbering, a few words per group, since its numbers
+// go on where they stopped: for a sequenced group its counter at the sequencer and each
+// member's next number; for an unsequenced one each sender's message index in it. Only credits that
+// are out come back, and a peer sends only while it has credits, so these are errors naming the
+// sending node and the lane, and leave the lane as it was: a credit packet for a lane in which this
+// NIC has no credits out to its sender (one it never sent in, or a sender that is no child of it in
+// that lane's trees), one returning no credits or more than are out, a stamp naming no lane, and a
 // multicast beyond its lane's window.
 //
 // Sequenced delivery. A submission flagged sequenced takes a number from its group's
@@ -148,8 +148,8 @@ class multicast_service final : public nic_service {
   [[nodiscard]] std::size_t peak_messages_held() const {
     return peak_live_messages_.load(std::memory_order_relaxed);
   }
-  // Lanes this NIC keeps, to all peers (each busy: credits out, messages blocked or credits
-  // owed; idle ones are erased); any thread.
+  // Lanes this NIC keeps, to all peers (each busy: credits out, messages blocked, messages
+  // of the peer's held or credits owed; idle ones are erased); any thread.
   [[nodiscard]] std::size_t lanes_held() const {
     return live_lanes_.load(std::memory_order_relaxed);
   }
