@@ -9,28 +9,13 @@
 // loop, and a fiber switch happens only in a wait or a yield, both rounds), and every call
 // path of the API that could reach start() passes refuse_inside_inspection() first. The
 // NIC's own thread never touches a state: it only queues deliveries for the next round.
-#include <cxxabi.h>
-
-#include <cstdlib>
-#include <memory>
 #include <string>
 
 #include "absl/strings/str_format.h"
 #include "runtime/objects/object_table.hpp"
+#include "runtime/objects/type_name.hpp"
 
 namespace iso::runtime {
-
-namespace {
-
-// A C++ type's name as the program spells it (the mangled name if it cannot be spelled).
-std::string readable(const std::type_info& type) {
-  int status = 0;
-  const std::unique_ptr<char, decltype(&std::free)> name(
-      abi::__cxa_demangle(type.name(), nullptr, nullptr, &status), &std::free);
-  return status == 0 && name ? std::string(name.get()) : std::string(type.name());
-}
-
-}  // namespace
 
 absl::StatusOr<const void*> object_table::begin_inspection(object_id id,
                                                            const std::type_info& want) {
@@ -38,7 +23,7 @@ absl::StatusOr<const void*> object_table::begin_inspection(object_id id,
   if (!found.ok()) return found.status();
   entry& e = **found;
   const std::string what =
-      absl::StrFormat("inspect<%s> on %s", readable(want), describe(e.id, e.type->name));
+      absl::StrFormat("inspect<%s> on %s", readable_type_name(want), describe(e.id, e.type->name));
   const std::type_info* have = e.type->state.type;
   if (have == nullptr) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -47,8 +32,9 @@ absl::StatusOr<const void*> object_table::begin_inspection(object_id id,
         what));
   }
   if (*have != want) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("%s: its state is a %s, not a %s", what, readable(*have), readable(want)));
+    return absl::InvalidArgumentError(absl::StrFormat("%s: its state is a %s, not a %s", what,
+                                                      readable_type_name(*have),
+                                                      readable_type_name(want)));
   }
   const bool nested = inspecting();
   if (!nested && loop_.progress_forbidden()) {
