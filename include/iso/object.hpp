@@ -488,7 +488,8 @@ class object {
   // Where: a replicated object (this node's replica), or a single copy this node owns now.
   // A single copy elsewhere is failed_precondition naming the object and the node that
   // keeps it; inspect never asks another node (read it with an operation, or migrate it
-  // here). A replica or a copy on its way to this node is waited for, as a call waits.
+  // here). A replica or a copy on its way to this node is waited for, as a call waits
+  // (but refused inside another inspection's f, where no wait may run).
   // An automatic object is inspected where it is now; an inspection is no call, so it does
   // not count in its placement decisions (inspect objects placed replicated or single_copy).
   //
@@ -496,15 +497,21 @@ class object {
   // would run: f sees every write whose call this node has returned from (a replicated
   // write returns once this node's replica applied it), and every write the order has
   // delivered here (under the isotach order, every write of a logical time this node has
-  // passed). Other nodes may be ahead or behind; a barrier after everybody's writes makes
-  // every replica's state the same.
+  // passed). Other nodes may be ahead or behind. Under the isotach objects order a barrier
+  // after everybody's writes makes every replica's state the same; under the sequencer
+  // order it does not (writes are ordered among the objects only): wait for them with a
+  // guarded read instead.
   //
   // While f runs the state does not change: the node makes no progress, so no write is
   // applied, no other fiber runs (fibers switch only where one waits) and no request is
   // served. So f must not wait or call into the runtime in a way that would: an object
-  // call, creation or migration, a barrier, or any other call that needs no open isochron
-  // is failed_precondition naming the inspected object; anything else that waits or polls
-  // (a value's get(), yield(), node::poll()) is failed_precondition too. Inspecting
+  // call, the get() of one started earlier (its handle keeps the call), creation or
+  // migration, a barrier or quiet() is failed_precondition naming the inspected object;
+  // anything else that waits or polls (a value's get(), yield(), node::poll(), an
+  // isochron, fork) is failed_precondition too, saying that the node may not wait there,
+  // and a fork so refused is not sent. Plain messages, window puts and node::fetch_add are
+  // not refused (they change no object state), but the value of a fetch_add cannot be
+  // waited for inside f. Inspecting
   // another object inside f is allowed (at the same point of the order). f must not keep
   // a reference or pointer into the state once it returns: the next write may change or
   // free it; return values (a reference type does not compile).

@@ -82,6 +82,14 @@ absl::StatusOr<std::uint64_t> fork_service::fork(comm::node_id target, std::stri
         absl::StrFormat("fork to node %u: a procedure name of %u bytes (1 to %u allowed)", target,
                         name.size(), kMaxName));
   }
+  // The answer could not be waited for, so the request must not go out: the procedure would
+  // run on the target while the caller is told that the fork failed.
+  if (loop_.progress_forbidden()) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "fork of '%s' to node %u where node %u may not wait for the answer (inside a message "
+        "handler or object::inspect); nothing was sent",
+        name, target, self_));
+  }
   if (arguments.size() > max_arguments()) {
     return absl::OutOfRangeError(
         absl::StrFormat("fork of '%s' to node %u: arguments of %u bytes, at most %u", name, target,

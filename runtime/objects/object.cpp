@@ -2,10 +2,6 @@
 // collective creation, and calls, over the node's object table.
 #include "iso/object.hpp"
 
-#include <cxxabi.h>
-
-#include <cstdlib>
-#include <memory>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -15,6 +11,7 @@
 #include "runtime/node_state.hpp"
 #include "runtime/objects/object_link.hpp"
 #include "runtime/objects/object_table.hpp"
+#include "runtime/objects/type_name.hpp"
 #include "runtime/progress/event_loop.hpp"
 
 namespace iso {
@@ -272,6 +269,8 @@ std::vector<std::byte> object_call::get() {
     detail::throw_if_error(
         state.usable_outside_isochron("get() of an object call that joined an isochron"));
   }
+  // Refused before the handle gives up its call, which then stays to be taken later.
+  detail::throw_if_error(state.objects().refuse_inside_inspection("get() of an object call"));
   const std::uint64_t call = std::exchange(call_, 0);
   return detail::value_or_throw(state.objects().finish(call));
 }
@@ -324,11 +323,7 @@ namespace {
 // std::span<int const, 18446744073709551615ul>>: a typed call's parameters as a reader
 // would write them.
 std::string parameter_names(const std::type_info& list) {
-  int status = 0;
-  std::unique_ptr<char, decltype(&std::free)> demangled(
-      abi::__cxa_demangle(list.name(), nullptr, nullptr, &status), &std::free);
-  if (status != 0 || demangled == nullptr) return list.name();
-  std::string names(demangled.get());
+  std::string names = runtime::readable_type_name(list);
   const std::size_t open = names.find('<');
   const std::size_t close = names.rfind('>');
   names = open == std::string::npos || close == std::string::npos || close < open

@@ -225,6 +225,39 @@ TEST(ObjectInspectMisuse, RuntimeCallsInsideTheFunctionAreRefusedAndTheStateStay
   EXPECT_EQ(status, 0);
 }
 
+// A call that would send something whose answer it cannot wait for is refused before it
+// goes out: a fork (its procedure must not run while its caller is told it failed), and the
+// get() of a call started before (its handle keeps the call, whose result comes later).
+TEST(ObjectInspectMisuse, AForkOrAGetInsideTheFunctionIsRefusedAndNothingIsLost) {
+  const iso::object_type log_type = make_log_type();
+  const iso::object_type int_type = iso::test::make_int_type();
+  std::atomic<int> procedure_runs{0};
+  const int status = run_inproc(2, iso::test::object_job_options(), [&](iso::node& node) {
+    iso::register_procedure(node, "count",
+                            [&](iso::node&, std::span<const std::byte>) { ++procedure_runs; });
+    iso::object log(node, log_type, {.placement = object_placement::replicated});
+    iso::object counter(node, int_type, {.placement = object_placement::replicated});
+    node.barrier();
+    iso::pending<std::int64_t> started =
+        counter.start<std::int64_t>(int_ops::kInc, std::int64_t{5});
+    log.inspect<log_state>([&](const log_state&) {
+      expect_error(error_code::failed_precondition, "nothing was sent", [&] {
+        (void)iso::fork(node, 1 - node.id(), "count", std::span<const std::byte>{});
+      });
+      expect_error(error_code::failed_precondition, "inside object::inspect of object 0 (Log)",
+                   [&] { (void)started.get(); });
+      return 0;
+    });
+    const std::int64_t got = started.get();
+    EXPECT_TRUE(got == 5 || got == 10) << got;
+    node.barrier();
+    node.quiet();
+    node.barrier();
+  });
+  EXPECT_EQ(status, 0);
+  EXPECT_EQ(procedure_runs.load(), 0);
+}
+
 TEST(ObjectInspectMisuse, RefusedInsideAnIsochronAndInsideAnOperation) {
   // The body inspects the object it runs on: its state may be half-changed there.
   thread_local iso::object* self = nullptr;
