@@ -57,14 +57,6 @@ struct database_state {
 };
 constexpr iso::operation_id kPutValues = 0, kComplete = 1;
 
-struct values_header {
-  std::uint32_t stones = 0;
-  std::uint32_t part = 0;
-  std::uint32_t parts = 0;
-  std::uint32_t unused = 0;
-  std::uint64_t first = 0;  // the part's index of the first value
-};
-
 bool layer_complete(const database_state& s, std::uint64_t stones) {
   return stones < s.layers.size() &&
          s.layers[stones].filled == layer_size(static_cast<int>(stones));

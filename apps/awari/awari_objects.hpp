@@ -27,6 +27,16 @@ namespace iso::apps::awari {
 inline constexpr std::size_t kEventsPerCall = 4096;
 inline constexpr std::size_t kValuesPerCall = 32768;
 
+// The database's put takes this header, then the values: layer `stones`, part `part` of
+// `parts`, and the part's index of the first value.
+struct values_header {
+  std::uint32_t stones = 0;
+  std::uint32_t part = 0;
+  std::uint32_t parts = 0;
+  std::uint32_t unused = 0;
+  std::uint64_t first = 0;
+};
+
 [[nodiscard]] iso::object_type make_mailbox_type();
 [[nodiscard]] iso::object_type make_rounds_type();
 [[nodiscard]] iso::object_type make_database_type();

@@ -145,16 +145,6 @@ TEST(AwariAnalysis, DifferencesNameTheBoard) {
 namespace iso::apps::awari {
 namespace {
 
-// The database's put, as its callers encode it (awari_objects.cpp): layer, part, parts, a
-// spare word, the part's index of the first value; then the values.
-struct put_header {
-  std::uint32_t stones = 0;
-  std::uint32_t part = 0;
-  std::uint32_t parts = 0;
-  std::uint32_t unused = 0;
-  std::uint64_t first = 0;
-};
-
 // A put whose index of the first value is so large that the rank of its last value wraps
 // around 2^64 is refused before it goes out (it passed the check, and the body wrote out of
 // bounds); so is one that runs past the layer.
@@ -165,7 +155,7 @@ TEST(AwariDatabase, PutsBeyondTheLayerAreRefusedEvenWhereTheRankWouldWrap) {
   const std::vector<value> two(2, 1);
   const auto bytes = [&](std::uint64_t first, std::uint32_t parts) {
     return iso::detail::encode_arguments(
-        put_header{.stones = 3, .part = 1, .parts = parts, .unused = 0, .first = first}, two);
+        values_header{.stones = 3, .part = 1, .parts = parts, .unused = 0, .first = first}, two);
   };
   EXPECT_NO_THROW((void)put->unmarshal(bytes(0, 2)));
   const std::uint64_t wraps = (~std::uint64_t{0} / 2) + 1;  // (wraps + 1) * 2 + 1 wraps to 3
