@@ -265,12 +265,14 @@ std::vector<std::byte> object_call::get() {
   }
   detail::node_state& state = detail::state_of(link_, id_, "get()");
   // Its isochron may be the one still open here: waiting would never end.
+  // Refused before the handle gives up its call, which then stays to be taken later (the
+  // first check includes the second).
   if (in_isochron_) {
     detail::throw_if_error(
         state.usable_outside_isochron("get() of an object call that joined an isochron"));
+  } else {
+    detail::throw_if_error(state.objects().refuse_inside_inspection("get() of an object call"));
   }
-  // Refused before the handle gives up its call, which then stays to be taken later.
-  detail::throw_if_error(state.objects().refuse_inside_inspection("get() of an object call"));
   const std::uint64_t call = std::exchange(call_, 0);
   return detail::value_or_throw(state.objects().finish(call));
 }
