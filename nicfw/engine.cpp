@@ -177,7 +177,8 @@ peer_counts engine::counts(comm::node_id peer) const {
 }
 
 nic_time engine::time() const {
-  return {pulse_.load(std::memory_order_relaxed), closed_.load(std::memory_order_acquire)};
+  return {pulse_.load(std::memory_order_relaxed), closed_.load(std::memory_order_acquire),
+          stamp_base_.load(std::memory_order_relaxed)};
 }
 
 void engine::fail(const absl::Status& status) {
@@ -231,6 +232,7 @@ absl::Status engine::poll_once(bool& did_work) {
   }
   did_work |= time_->owes_tokens();  // the next round sends them: no sleeping before it
   pulse_.store(time_->pulse(), std::memory_order_relaxed);
+  stamp_base_.store(time_->stamp_base(), std::memory_order_relaxed);
   // Published only when every delivery (EOPs included) is in the host queue, so a host that
   // sees closed >= p and then drains the queue has executed every pulse up to p.
   if (overflow_.empty()) closed_.store(time_->closed(), std::memory_order_release);

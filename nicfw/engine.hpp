@@ -68,6 +68,10 @@ struct nic_time {
   std::uint64_t pulse = 0;   // last token this node's SIU sent
   std::uint64_t closed = 0;  // every pulse up to this one is complete here, and its EOP (if
                              // any) is already in the host queue
+  // Every isochron this node stamps from now on is stamped at least this plus its distance
+  // (siu::stamp_base): above `pulse` while the SIU is parked, since it resumes after the
+  // tokens that went out without it.
+  std::uint64_t stamp_base = 0;
 };
 
 class isotach_time_service;
@@ -215,6 +219,7 @@ class engine final : private nic_context {
   std::atomic<bool> stop_{false};
   std::atomic<std::uint64_t> host_demand_{0};
   std::atomic<std::uint64_t> pulse_{0};
+  std::atomic<std::uint64_t> stamp_base_{0};
   std::atomic<std::uint64_t> closed_{0};
   mutable absl::Mutex failure_mu_;
   absl::Status failure_ ABSL_GUARDED_BY(failure_mu_);

@@ -48,6 +48,7 @@ class isotach_time_service final : public nic_service {
   [[nodiscard]] absl::Status rest(bool& did_work) { return siu_.rest(did_work); }
   [[nodiscard]] std::uint64_t want() const { return siu_.want(); }
   [[nodiscard]] std::uint64_t pulse() const { return siu_.pulse(); }
+  [[nodiscard]] std::uint64_t stamp_base() const { return siu_.stamp_base(); }
   [[nodiscard]] std::uint64_t closed() const { return siu_.closed(); }
 
  private:

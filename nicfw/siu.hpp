@@ -22,6 +22,7 @@
 // count for that copy's node, and unparking waits for every copy's answer.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <vector>
@@ -85,6 +86,14 @@ class siu {
   // Every pulse <= closed() is complete here: no isotach packet for it can still arrive.
   [[nodiscard]] std::uint64_t closed() const { return closed_; }
   [[nodiscard]] std::uint64_t pulse() const { return pulse_; }
+  // Every isochron stamped from now on is stamped at least this plus its distance. Active,
+  // that is pulse(). Parked, the SIU resumes no lower than the TM tokens it has received
+  // (which go on arriving while it is parked): those went out before the TM saw the unpark
+  // it has yet to send, and the TM resumes it from its last token (token_manager::
+  // on_unpark). Unparking, a token received may be newer than the TM's answer: pulse().
+  [[nodiscard]] std::uint64_t stamp_base() const {
+    return state_ == state::parked ? std::max(pulse_, tm_token_) : pulse_;
+  }
   // The highest token anyone needs, as known here (the SIU itself goes to want - K).
   [[nodiscard]] std::uint64_t want() const { return want_; }
   [[nodiscard]] std::uint64_t last_stamp() const { return last_stamp_; }

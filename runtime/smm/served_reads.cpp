@@ -50,10 +50,10 @@ absl::StatusOr<bool> shared_memory_manager::serve_direct_reads(node_id owner) {
   for (int attempt = 0;; ++attempt) {
     if (attempt == kAttempts) return false;
     // Every isochron this node stamps from now on executes at this pulse or later (its NIC
-    // stamps at least its current pulse plus the distance to the nearest node). The read
-    // must sit before them all; with several switches, another node's copies may already
-    // stand further on in logical time (its pulses close sooner).
-    const std::uint64_t next_stamp_floor = nic_.time().pulse + nearest_distance_;
+    // stamps at least its stamp base plus the distance to the nearest node). The read must
+    // sit before them all; with several switches, another node's copies may already stand
+    // further on in logical time (its pulses close sooner).
+    const std::uint64_t next_stamp_floor = nic_.time().stamp_base + nearest_distance_;
     // The read must not sit before anything this node has seen: its own isochrons, and
     // its own copies as they stand (what they hold, notices of what ran in those pulses,
     // and everything a barrier waited for).

@@ -9,7 +9,8 @@
 //  - pulse p closes only once every packet each sender counted for it has arrived, and an
 //    isotach packet for a closed pulse is FailedPrecondition;
 //  - time is lazy: without demand nothing is sent; a demand moves time as far as needed;
-//  - an idle SIU parks, and resumes from its TM's (every copy's) answer.
+//  - an idle SIU parks, and resumes from its TM's (every copy's) answer, never below the TM
+//    tokens it received while parked (stamp_base).
 #include "nicfw/siu.hpp"
 
 #include <gmock/gmock.h>
@@ -348,6 +349,28 @@ TEST(Siu, UnparkWaitsForItsTmsAnswerAndResumesFromIt) {
   EXPECT_EQ(t.unit.stamp(2), 11u);
   ASSERT_TRUE(t.advance());
   EXPECT_THAT(t.tokens_to(), ElementsAre(11u));
+}
+
+// The stamp base bounds every stamp to come from below (a same-host read relies on it). A
+// parked SIU's pulse stands still while its TM's tokens go on: its base follows them, since
+// the TM resumes it from its last token; while the unpark is in flight a token may be newer
+// than the answer, so the base falls back to the pulse until the answer comes.
+TEST(Siu, AParkedSiusStampBaseFollowsItsTmsTokens) {
+  siu_under_test t(single_tm());
+  EXPECT_EQ(t.unit.stamp_base(), 0u);
+  t.idle_until_parked();
+  EXPECT_EQ(t.unit.stamp_base(), t.unit.pulse());
+  t.feed(0, tm_token(0, 4, 0, {}));
+  t.feed(0, tm_token(0, 6, 0, {}));
+  EXPECT_EQ(t.unit.pulse(), 0u);
+  EXPECT_EQ(t.unit.stamp_base(), 6u);
+  ASSERT_TRUE(t.unit.request_unpark().ok());
+  t.feed(0, tm_token(0, 7, 0, {}));
+  EXPECT_EQ(t.unit.stamp_base(), 0u);  // unparking: the answer may be 6
+  t.feed(0, unparked(0, 6));
+  ASSERT_TRUE(t.unit.may_stamp());
+  EXPECT_EQ(t.unit.stamp_base(), 6u);
+  EXPECT_EQ(t.unit.stamp(1), 7u);
 }
 
 TEST(Siu, UnparkWithAReplicatedTmWaitsForEveryCopy) {
