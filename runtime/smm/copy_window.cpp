@@ -1,10 +1,14 @@
 #include "runtime/smm/copy_window.hpp"
 
+#include <cstdint>
+
+#include "base/check.hpp"
+
 namespace iso::runtime {
 
 namespace {
 
-constexpr std::size_t kHeaderBytes = 64;
+constexpr std::size_t kHeaderBytes = sizeof(window_header);
 
 std::uint32_t pages_fitting(std::size_t bytes, std::uint32_t page_variables) {
   if (bytes <= kHeaderBytes) return 0;
@@ -17,6 +21,9 @@ std::uint32_t pages_fitting(std::size_t bytes, std::uint32_t page_variables) {
 window_map::window_map(std::span<std::byte> memory, std::uint32_t page_variables)
     : page_variables_(page_variables) {
   if (memory.size() <= kHeaderBytes) return;
+  // Windows lie at page boundaries of their segment; the doorbell wants its own line.
+  ISO_CHECK(reinterpret_cast<std::uintptr_t>(memory.data()) % alignof(window_header) == 0)
+      << "a memory window must start at a cache line";
   // The segment is zero-filled: a fresh window reads as sequence 0, through 0, no pages.
   header_ = reinterpret_cast<window_header*>(memory.data());
   pages_ = reinterpret_cast<shared_variable*>(memory.data() + kHeaderBytes);
@@ -38,11 +45,29 @@ void copy_window::end_change() {
 }
 
 void copy_window::publish_through(std::uint64_t pulse) {
-  if (header_ != nullptr) header_->through.store(pulse, std::memory_order_release);
+  if (header_ == nullptr) return;
+  header_->through.store(pulse, std::memory_order_release);
+  header_->advanced.ring();  // a fence and a load, unless a reader sleeps
 }
 
 void copy_window::publish_next_local(std::uint64_t rank) {
   if (header_ != nullptr) header_->next_local.store(rank, std::memory_order_relaxed);
+}
+
+void window_reader::want(std::uint64_t through) const {
+  std::uint64_t seen = header_->wanted.load(std::memory_order_relaxed);
+  while (seen < through &&
+         !header_->wanted.compare_exchange_weak(seen, through, std::memory_order_relaxed)) {
+  }
+}
+
+void window_reader::wait_past(std::uint64_t through, absl::Duration timeout) const {
+  comm::doorbell& bell = header_->advanced;
+  const std::uint32_t ticket = bell.prepare_sleep();
+  // After announcing the sleep: an owner that moved on before it is seen here, one that
+  // moves on after it sees the sleeper and rings.
+  if (header_->through.load(std::memory_order_seq_cst) == through) bell.sleep(ticket, timeout);
+  bell.finish_sleep();
 }
 
 }  // namespace iso::runtime

@@ -7,12 +7,19 @@
 //               nothing of a later pulse has;
 //   next_local  every purely local isochron of this node that ran so far has a lower rank.
 // A reader takes a consistent snapshot of both and of the variables it wants, or retries.
+// A reader whose owner stands behind what it needs says how far it needs it (`wanted`), and
+// may sleep until `through` moves on: the owner, which otherwise runs its pulses only when
+// it next polls, polls at its next call while someone wants more, and rings the window's
+// doorbell each time `through` moves on.
 #pragma once
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <span>
+
+#include "absl/time/time.h"
+#include "comm/doorbell.hpp"
 
 namespace iso::runtime {
 
@@ -25,13 +32,16 @@ struct shared_variable {
 };
 static_assert(sizeof(shared_variable) == 16);
 
-// The first cache line of a window; the pages follow on the next.
+// The first two cache lines of a window; the pages follow.
 struct window_header {
   std::atomic<std::uint64_t> sequence;  // odd while the owner changes its copies
   std::atomic<std::uint64_t> through;
   std::atomic<std::uint64_t> next_local;
+  std::atomic<std::uint64_t> wanted;  // the highest `through` a waiting reader needs
+  // Rung when `through` moves on; on a line of its own, since readers write it to sleep.
+  comm::doorbell advanced;
 };
-static_assert(sizeof(window_header) <= 64 && std::atomic<std::uint64_t>::is_always_lock_free);
+static_assert(sizeof(window_header) == 128 && std::atomic<std::uint64_t>::is_always_lock_free);
 
 // Where the owner's copies stand, as a reader saw it.
 struct window_stand {
@@ -77,6 +87,10 @@ class copy_window : public window_map {
   [[nodiscard]] bool changing() const { return changing_; }
   void publish_through(std::uint64_t pulse);
   void publish_next_local(std::uint64_t rank);
+  // The highest `through` a reader has waited for (0 without a window).
+  [[nodiscard]] std::uint64_t wanted() const {
+    return header_ == nullptr ? 0 : header_->wanted.load(std::memory_order_relaxed);
+  }
 
  private:
   std::uint64_t sequence_ = 0;  // the owner's copy of the lock word
@@ -103,6 +117,13 @@ class window_reader : public window_map {
   // declined: `visit` returned false.
   template <typename Visit>
   outcome snapshot(Visit&& visit) const;
+
+  // Sleeps until the owner's copies stand further on than `through` (a stand a snapshot
+  // saw), or for at most `timeout`; may return early. For a reader whose owner stands
+  // behind: sleeping leaves the core to it, where spinning would keep it from running.
+  void wait_past(std::uint64_t through, absl::Duration timeout) const;
+  // Tells the owner that this reader waits for its copies to stand at `through`.
+  void want(std::uint64_t through) const;
 
   [[nodiscard]] static shared_variable load(const shared_variable& v) {
     auto& mutable_v = const_cast<shared_variable&>(v);  // atomic_ref<const T> is C++26

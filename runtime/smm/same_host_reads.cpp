@@ -52,6 +52,7 @@ same_host_reads::outcome same_host_reads::try_serve(node_id owner, const order_p
   bool owner_behind = false;
   const window_reader::outcome got = peers_[owner].snapshot([&](const window_stand& stand) {
     at = {stand.through, nodes_ + owner, stand.next_local, 0};
+    seen_through_ = stand.through;
     if (stand.through >= next_stamp_floor) return false;  // later isochrons could sit earlier
     if (at < earliest) {
       owner_behind = true;

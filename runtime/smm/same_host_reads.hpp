@@ -17,6 +17,7 @@
 #include <span>
 #include <vector>
 
+#include "absl/time/time.h"
 #include "runtime/smm/copy_window.hpp"
 #include "runtime/smm/node_id.hpp"
 #include "runtime/smm/order_point.hpp"
@@ -65,6 +66,13 @@ class same_host_reads {
   // (they execute at `next_stamp_floor` or later).
   [[nodiscard]] outcome try_serve(node_id owner, const order_point& earliest,
                                   std::uint64_t next_stamp_floor, order_point& at);
+  // After owner_behind: tells `owner` that its copies are wanted at `through`.
+  void want_owner_at(node_id owner, std::uint64_t through) const { peers_[owner].want(through); }
+  // After owner_behind: sleeps until `owner`'s copies stand further on than that attempt
+  // saw them, or for at most `timeout` (window_reader::wait_past).
+  void wait_for_owner(node_id owner, absl::Duration timeout) const {
+    peers_[owner].wait_past(seen_through_, timeout);
+  }
 
   [[nodiscard]] std::span<const noted_read> reads() const { return reads_; }
   // After `served`: the values, in the order of reads() and their variables.
@@ -75,6 +83,7 @@ class same_host_reads {
   std::vector<window_reader> peers_;  // by node; absent where there is no window
   std::vector<noted_read> reads_;
   std::vector<std::uint64_t> values_;
+  std::uint64_t seen_through_ = 0;  // the last attempt's stand
   std::uint32_t nodes_ = 0;
 };
 

@@ -5,9 +5,21 @@
 #include <algorithm>
 #include <thread>
 
+#include "absl/time/clock.h"
 #include "runtime/smm/shared_memory_manager.hpp"
 
 namespace iso::runtime {
+
+namespace {
+
+// The longest a same-host read sleeps on its owner's window before it looks again. Short:
+// while it sleeps, an inline NIC moves nothing, and something of this node's (a backlog of
+// packets for the owner, say) could be what the owner waits for.
+constexpr absl::Duration kDirectReadSleep = absl::Microseconds(100);
+// The longest a same-host read waits for its owner in all, before the NIC path.
+constexpr absl::Duration kLongestDirectReadWait = absl::Milliseconds(20);
+
+}  // namespace
 
 absl::StatusOr<bool> shared_memory_manager::serve_lone_read() {
   const page_info& page = *lone_read_.page;
@@ -35,20 +47,25 @@ absl::StatusOr<bool> shared_memory_manager::serve_lone_read() {
   }
   slots_.fill_all(lone_read_.slot, direct_values_);
   last_ = at;
-  if (absl::Status s = loop_.progress_now_and_then(); !s.ok()) return s;
+  if (absl::Status s = progress_after_call(); !s.ok()) return s;
   return true;
 }
 
 absl::StatusOr<bool> shared_memory_manager::serve_direct_reads(node_id owner) {
   const std::uint32_t nodes = nic_.topo().nodes();
-  order_point at;
   // The owner's copies may stand behind what this node has seen, until it runs its next
-  // round; waiting a little for that is cheaper than the NIC path, which needs that round
-  // too and then moves this node further on in logical time (so the next read would
-  // wait again). Bounded: an owner busy elsewhere gets the NIC path's request instead.
-  constexpr int kAttempts = 1024;
+  // round; waiting for that is cheaper than the NIC path, which needs a later round of the
+  // owner's and then moves this node further on in logical time (so the next read would
+  // wait again). The wait follows the node's waiter policy (poll, yield), then sleeps on
+  // the owner's window, which leaves the core to an owner that shares it. Bounded: an
+  // owner that stays behind (busy elsewhere, or gone) gets the NIC path's request instead,
+  // whose wait sleeps on this node's own doorbell and names a node that failed.
+  const waiter_policy& policy = loop_.policy();
+  const int polls_before_sleeping = policy.spin_polls + policy.yield_polls;
+  absl::Time give_up = absl::InfiniteFuture();
+  std::uint64_t demanded = 0;
+  order_point at;
   for (int attempt = 0;; ++attempt) {
-    if (attempt == kAttempts) return false;
     // Every isochron this node stamps from now on executes at this pulse or later (its NIC
     // stamps at least its stamp base plus the distance to the nearest node). The read must
     // sit before them all; with several switches, another node's copies may already stand
@@ -62,11 +79,37 @@ absl::StatusOr<bool> shared_memory_manager::serve_direct_reads(node_id owner) {
         window_reads_.try_serve(owner, earliest, next_stamp_floor, at);
     if (got == same_host_reads::outcome::served) break;
     if (got == same_host_reads::outcome::declined) return false;
-    if (got == same_host_reads::outcome::owner_behind) {
+    const bool behind = got == same_host_reads::outcome::owner_behind;
+    if (behind) {
+      // Inside a message handler this node may not make progress, so it cannot wait here;
+      // sending the NIC path's request needs no wait.
+      if (loop_.progress_forbidden()) return false;
+      // Time is lazy: the owner catches up only with pulses someone needs. Its copies will
+      // do once they stand at earliest.pulse + 1 (at earliest.pulse, a node of a lower id
+      // sits before this one's own isochrons), which needs logical time one pulse further.
+      if (demanded < earliest.pulse + 2) {
+        demanded = earliest.pulse + 2;
+        nic_.demand(demanded);
+        window_reads_.want_owner_at(owner, earliest.pulse + 1);
+      }
       bool did = false;
       if (absl::Status s = loop_.progress(did); !s.ok()) return s;
     }
-    if (attempt % 8 == 7) std::this_thread::yield();
+    if (attempt < policy.spin_polls) continue;
+    if (attempt >= polls_before_sleeping) {
+      const absl::Time now = absl::Now();
+      if (give_up == absl::InfiniteFuture()) {
+        give_up = now + kLongestDirectReadWait;
+      } else if (now >= give_up) {
+        return false;
+      }
+      if (absl::Status s = loop_.job_status(); !s.ok()) return s;
+      if (behind) {
+        window_reads_.wait_for_owner(owner, kDirectReadSleep);
+        continue;
+      }
+    }
+    std::this_thread::yield();  // or `changing`: the owner is amid a change, soon done
   }
   last_ = at;
   ++direct_reads_;
@@ -97,7 +140,7 @@ absl::StatusOr<bool> shared_memory_manager::serve_direct_reads(node_id owner) {
     }
     k += read.count;
   }
-  if (absl::Status s = loop_.progress_now_and_then(); !s.ok()) return s;
+  if (absl::Status s = progress_after_call(); !s.ok()) return s;
   return true;
 }
 

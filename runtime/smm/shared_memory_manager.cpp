@@ -346,7 +346,7 @@ absl::Status shared_memory_manager::end() {
     std::this_thread::yield();
   }
   nic_.wake();
-  return loop_.progress_now_and_then(total_bytes);
+  return progress_after_call(total_bytes);
 }
 
 absl::Status shared_memory_manager::run_local_now(std::span<const std::byte> stream) {
@@ -366,7 +366,7 @@ absl::Status shared_memory_manager::run_local_now(std::span<const std::byte> str
   queue_.end_batch();
   last_ = at;
   if (!s.ok()) return s;
-  return loop_.progress_now_and_then();
+  return progress_after_call();
 }
 
 void shared_memory_manager::set_handler(std::uint32_t handler, message_handler fn) {
@@ -697,6 +697,16 @@ absl::Status shared_memory_manager::run_due_pulses(std::uint64_t closed) {
   due_pulses_.clear();
   advance_through(closed);
   return absl::OkStatus();
+}
+
+absl::Status shared_memory_manager::progress_after_call(std::size_t bytes) {
+  // A NIC on its own thread closes pulses without this node: a round helps only once it
+  // has (inline, the round is what lets it).
+  const bool wanted =
+      window_.wanted() > through_ && (nic_.runs_inline() || nic_.time().closed > through_);
+  if (!wanted || loop_.progress_forbidden()) return loop_.progress_now_and_then(bytes);
+  bool did = false;
+  return loop_.progress(did);
 }
 
 void shared_memory_manager::advance_through(std::uint64_t pulse) {

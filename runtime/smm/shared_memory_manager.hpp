@@ -198,6 +198,9 @@ class shared_memory_manager final : public execution_sink, public delivery_unit 
   [[nodiscard]] order_point local_point() const {
     return {through_, nic_.topo().nodes() + self_, builder_.rank(), 1};
   }
+  // After a call that completed without waiting: a round now while a same-host reader
+  // waits for this node's copies to move on (copy_window::wanted), else now and then.
+  [[nodiscard]] absl::Status progress_after_call(std::size_t bytes = 0);
   // Runs the pulses the round made due, then moves this node's time to `closed`.
   [[nodiscard]] absl::Status run_due_pulses(std::uint64_t closed);
   void advance_through(std::uint64_t pulse);

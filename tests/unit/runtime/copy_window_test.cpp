@@ -1,6 +1,7 @@
 // The memory window's sequence lock: a reader's snapshot is either consistent (every
 // variable from one state the stand describes) or reported as changing, never torn, while
-// the owner rewrites the variables on another thread.
+// the owner rewrites the variables on another thread. A reader waiting for the owner to
+// move on is woken when it does.
 #include "runtime/smm/copy_window.hpp"
 
 #include <gtest/gtest.h>
@@ -10,30 +11,36 @@
 #include <thread>
 #include <vector>
 
+#include "absl/time/time.h"
+#include "tests/support/window_memory.hpp"
+
 namespace {
 
 using iso::runtime::copy_window;
 using iso::runtime::shared_variable;
+using iso::runtime::window_header;
 using iso::runtime::window_reader;
 using iso::runtime::window_stand;
+using iso::test::window_memory;
 
 constexpr std::uint32_t kPageVariables = 64;
+constexpr std::size_t kHeader = sizeof(window_header);
 
 TEST(CopyWindow, PagesThatFitLiveInTheWindowAfterItsHeader) {
-  std::vector<std::byte> memory(64 + 3 * kPageVariables * sizeof(shared_variable) + 100);
-  copy_window window(memory, kPageVariables);
+  const window_memory memory(kHeader + 3 * kPageVariables * sizeof(shared_variable) + 100);
+  copy_window window(memory.span(), kPageVariables);
   EXPECT_EQ(window.capacity(), 3u);
   EXPECT_EQ(reinterpret_cast<std::byte*>(window.page(1)),
-            memory.data() + 64 + kPageVariables * sizeof(shared_variable));
+            memory.data() + kHeader + kPageVariables * sizeof(shared_variable));
   const copy_window none({}, kPageVariables);
   EXPECT_EQ(none.capacity(), 0u);
   EXPECT_FALSE(window_reader({}, kPageVariables).present());
 }
 
 TEST(CopyWindow, ASnapshotIsNeverTornWhileTheOwnerChangesTheVariables) {
-  std::vector<std::byte> memory(64 + kPageVariables * sizeof(shared_variable));
-  copy_window window(memory, kPageVariables);
-  const window_reader reader(memory, kPageVariables);
+  const window_memory memory(kHeader + kPageVariables * sizeof(shared_variable));
+  copy_window window(memory.span(), kPageVariables);
+  const window_reader reader(memory.span(), kPageVariables);
   ASSERT_TRUE(reader.present());
   constexpr std::uint64_t kRounds = 20000;
   std::atomic<bool> stop{false};
@@ -78,9 +85,9 @@ TEST(CopyWindow, ASnapshotIsNeverTornWhileTheOwnerChangesTheVariables) {
 }
 
 TEST(CopyWindow, AReaderThatDeclinesSaysSo) {
-  std::vector<std::byte> memory(64 + kPageVariables * sizeof(shared_variable));
-  copy_window window(memory, kPageVariables);
-  const window_reader reader(memory, kPageVariables);
+  const window_memory memory(kHeader + kPageVariables * sizeof(shared_variable));
+  copy_window window(memory.span(), kPageVariables);
+  const window_reader reader(memory.span(), kPageVariables);
   EXPECT_EQ(reader.snapshot([](const window_stand&) { return false; }),
             window_reader::outcome::declined);
   window.begin_change();
@@ -89,6 +96,41 @@ TEST(CopyWindow, AReaderThatDeclinesSaysSo) {
   window.end_change();
   EXPECT_EQ(reader.snapshot([](const window_stand&) { return true; }),
             window_reader::outcome::consistent);
+}
+
+// A reader that sleeps until the owner moves on past the stand it saw is woken when the
+// owner publishes (long before its timeout), and says what it wants to the owner; one whose
+// owner already stands further on does not sleep at all.
+TEST(CopyWindow, AReaderWaitingForTheOwnerIsWokenWhenItMovesOn) {
+  const window_memory memory(kHeader + kPageVariables * sizeof(shared_variable));
+  copy_window window(memory.span(), kPageVariables);
+  const window_reader reader(memory.span(), kPageVariables);
+  window.publish_through(4);
+  EXPECT_EQ(window.wanted(), 0u);
+  reader.want(6);
+  reader.want(5);  // the highest want stands
+  EXPECT_EQ(window.wanted(), 6u);
+
+  auto start = std::chrono::steady_clock::now();
+  reader.wait_past(3, absl::Seconds(30));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10))
+      << "slept although the owner already stood further on";
+
+  std::atomic<bool> woke{false};
+  std::thread waiter([&] {
+    reader.wait_past(4, absl::Seconds(30));
+    woke = true;
+  });
+  // The owner moves on once the waiter has announced its sleep: from there on, only the
+  // owner's ring ends the sleep before its timeout.
+  const auto& header = *reinterpret_cast<const window_header*>(memory.data());
+  while (header.advanced.sleepers.load() == 0) std::this_thread::yield();
+  start = std::chrono::steady_clock::now();
+  window.publish_through(5);
+  waiter.join();
+  EXPECT_TRUE(woke.load());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10))
+      << "the waiter slept out its timeout: the owner's move was lost";
 }
 
 }  // namespace

@@ -97,6 +97,50 @@ TEST_P(DirectReads, CrossReadsOfEachOthersVariableAreServedFromTheWindow) {
   EXPECT_GE(served_least.load(), kIterations * 3 / 4) << "reads served from the window";
 }
 
+// A reader whose own local isochrons sit after the owner's at the same pulse (its id is
+// higher) needs the owner's copies one pulse further on after each of its writes. Here the
+// owner never waits, so it runs its pulses only now and then: the reader must demand that
+// pulse and tell the owner it waits for it, and be served from the window. Once, it waited
+// out a fixed number of attempts and took the NIC path, nearly every time.
+TEST_P(DirectReads, AReaderIsServedWhileItsOwnerNeverWaits) {
+  constexpr int kReads = 500;
+  std::atomic<bool> reader_done{false};
+  std::atomic<int> went_back{0};
+  std::atomic<std::uint64_t> served{0};
+  iso::options o = opts();
+  o.barrier_timeout = std::chrono::seconds(60);
+  const int status = run_inproc(2, o, [&](iso::node& node) {
+    const auto x = node.allocate<std::int64_t>(1, iso::placement::on(0))[0];
+    const auto y = node.allocate<std::int64_t>(1, iso::placement::on(1))[0];
+    node.barrier();
+    if (node.id() == 0) {
+      // Purely local isochrons only: nothing here waits, or polls but now and then.
+      for (std::int64_t i = 1; !reader_done.load(); ++i) {
+        iso::isochron iso(node);
+        iso.write(x, i);
+      }
+    } else {
+      const std::uint64_t before = node.status().direct_reads;
+      std::int64_t last = 0;
+      for (std::int64_t i = 1; i <= kReads; ++i) {
+        {
+          iso::isochron iso(node);
+          iso.write(y, i);
+        }
+        const std::int64_t v = read_alone(node, x);
+        if (v < last) ++went_back;
+        last = v;
+      }
+      served = node.status().direct_reads - before;
+      reader_done = true;
+    }
+    node.barrier();
+  });
+  EXPECT_EQ(status, 0);
+  EXPECT_EQ(went_back.load(), 0);
+  EXPECT_GE(served.load(), kReads * 9 / 10) << "reads served from the window";
+}
+
 // With the option off, every read takes the NIC path.
 TEST_P(DirectReads, TheOptionTurnsThemOff) {
   iso::options o = opts();

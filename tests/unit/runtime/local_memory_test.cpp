@@ -12,9 +12,12 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/window_memory.hpp"
+
 namespace iso::runtime {
 namespace {
 
+using test::window_memory;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
@@ -298,8 +301,8 @@ TEST_F(LocalMemory, NothingIsRecordedWhenNotTracing) {
 }
 
 TEST_F(LocalMemory, ChangesOpenAChangeSectionAndReadsDoNot) {
-  std::vector<std::byte> memory(64 + 4 * kPage * sizeof(shared_variable));
-  copy_window window(memory, kPage);
+  const window_memory memory(sizeof(window_header) + 4 * kPage * sizeof(shared_variable));
+  copy_window window(memory.span(), kPage);
   local_memory local(pages_, window);
   local.grow();
   ASSERT_TRUE(local.execute(1, {}, stream().read(mine_, 2, 0).bytes(), sink_).ok());
@@ -315,8 +318,8 @@ TEST_F(LocalMemory, ChangesOpenAChangeSectionAndReadsDoNot) {
 TEST_F(LocalMemory, PagesBeyondTheWindowLiveOnTheHeap) {
   // Room for one page: node 0's first page is in the window, its second and the narrow
   // page are not.
-  std::vector<std::byte> memory(64 + kPage * sizeof(shared_variable));
-  copy_window window(memory, kPage);
+  const window_memory memory(sizeof(window_header) + kPage * sizeof(shared_variable));
+  copy_window window(memory.span(), kPage);
   local_memory local(pages_, window);
   local.grow();
   const std::vector<page_info>& pages = pages_.pages();

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "nicfw/topology.hpp"
+#include "tests/support/window_memory.hpp"
 
 namespace iso::runtime {
 namespace {
@@ -27,13 +28,13 @@ class SameHostReads : public ::testing::Test {
   SameHostReads()
       : topo_(nicfw::topology::single_switch(kNodes)),
         pages_(0, topo_, kPageVariables),
-        memory_(64 + 2 * kPageVariables * sizeof(shared_variable)),
-        owner_(memory_, kPageVariables) {
+        memory_(sizeof(window_header) + 2 * kPageVariables * sizeof(shared_variable)),
+        owner_(memory_.span(), kPageVariables) {
     EXPECT_EQ(
         pages_.allocate(kPageVariables, 8, [](std::uint64_t) { return std::vector<node_id>{1}; })
             .value(),
         0u);
-    windows_ = {std::span<std::byte>(), std::span<std::byte>(memory_)};
+    windows_ = {std::span<std::byte>(), memory_.span()};
   }
 
   // The owner runs pulse `through` and leaves variable i at 10 + i.
@@ -46,7 +47,7 @@ class SameHostReads : public ::testing::Test {
 
   nicfw::topology topo_;
   page_table pages_;
-  std::vector<std::byte> memory_;
+  test::window_memory memory_;
   copy_window owner_;
   std::vector<std::span<std::byte>> windows_;
 };
@@ -96,7 +97,7 @@ TEST_F(SameHostReads, DeclinedWhileAVariableWaitsForItsAssign) {
 }
 
 TEST_F(SameHostReads, NothingIsNotedWithoutTheOwnersWindow) {
-  const std::vector<std::span<std::byte>> only_mine = {std::span<std::byte>(memory_)};
+  const std::vector<std::span<std::byte>> only_mine = {memory_.span()};
   same_host_reads reads(0, pages_, only_mine, kPageVariables, kNodes);
   EXPECT_FALSE(reads.note(1, *pages_.lookup(0), 0, 1, 0, 0, 0));
   // A page whose nearest copy is elsewhere is not this owner's to serve.
