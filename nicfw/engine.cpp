@@ -235,12 +235,17 @@ absl::Status engine::poll_once(bool& did_work) {
   stamp_base_.store(time_->stamp_base(), std::memory_order_relaxed);
   // Published only when every delivery (EOPs included) is in the host queue, so a host that
   // sees closed >= p and then drains the queue has executed every pulse up to p.
-  if (overflow_.empty() && time_->closed() > closed_.load(std::memory_order_relaxed)) {
-    closed_.store(time_->closed(), std::memory_order_release);
-    // A host asleep in a wait runs the pulses that closed even where none brought it a
-    // delivery: where its copies stand in logical time moves on, and others may be waiting
-    // for that (same-host reads read those copies in place).
-    if (!inline_) channel_.nic_ring_host();
+  if (overflow_.empty()) {
+    const std::uint64_t was = closed_.load(std::memory_order_relaxed);
+    if (time_->closed() > was) {
+      closed_.store(time_->closed(), std::memory_order_release);
+      // Pulses that closed with no delivery leave a sleeping host asleep, unless someone
+      // waits for it to have run them.
+      const std::atomic<std::uint64_t>* wanted = wanted_.load(std::memory_order_acquire);
+      if (!inline_ && wanted != nullptr && wanted->load(std::memory_order_relaxed) > was) {
+        channel_.nic_ring_host();
+      }
+    }
   }
   return absl::OkStatus();
 }

@@ -129,6 +129,14 @@ class engine final : private nic_context {
   // Host -> NIC: there are new submissions (wakes a sleeping NIC thread). Cheap when awake.
   void wake();
 
+  // Thread mode: from now on, when pulses close while `*wanted` (a pulse number others
+  // wait for this host to have run; null: none) lies beyond what had closed, the NIC
+  // rings the host as it does for deliveries, so that a host asleep in a wait runs them.
+  // Same-host readers wait so for this node's copies (runtime/smm/copy_window.hpp).
+  void ring_host_on_close_for(const std::atomic<std::uint64_t>* wanted) {
+    wanted_.store(wanted, std::memory_order_release);
+  }
+
   // The first fatal error the NIC met (OK while healthy). Any thread.
   [[nodiscard]] absl::Status failure() const;
   [[nodiscard]] nic_time time() const;
@@ -220,6 +228,7 @@ class engine final : private nic_context {
   std::atomic<std::uint64_t> host_demand_{0};
   std::atomic<std::uint64_t> pulse_{0};
   std::atomic<std::uint64_t> stamp_base_{0};
+  std::atomic<const std::atomic<std::uint64_t>*> wanted_{nullptr};  // ring_host_on_close_for
   std::atomic<std::uint64_t> closed_{0};
   mutable absl::Mutex failure_mu_;
   absl::Status failure_ ABSL_GUARDED_BY(failure_mu_);

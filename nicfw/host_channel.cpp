@@ -192,9 +192,11 @@ void host_channel::host_release(std::uint64_t record) {
 
 bool host_channel::host_has_deliveries() const { return to_host_consumer_.has_pending(); }
 
-void host_channel::host_wait(absl::Duration timeout) {
+void host_channel::host_wait(absl::Duration timeout, absl::FunctionRef<bool()> may_sleep) {
   const std::uint32_t ticket = host_bell_.prepare_sleep();
-  if (!host_has_deliveries()) host_bell_.sleep(ticket, timeout);
+  // seq_cst: what may_sleep() loads must not be read before the sleep was announced.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (!host_has_deliveries() && may_sleep()) host_bell_.sleep(ticket, timeout);
   host_bell_.finish_sleep();
 }
 

@@ -11,6 +11,7 @@
 // nic_* by the NIC (its own thread, or the host thread in inline mode).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
@@ -103,8 +104,16 @@ class host_channel {
   void host_hold() { hold_current_ = true; }
   void host_release(std::uint64_t record);
   [[nodiscard]] bool host_holds_records() const { return held_.keeps_any(); }
-  // Host: sleeps until the NIC delivers something or `timeout` passes.
-  void host_wait(absl::Duration timeout);
+  // Host: sleeps until the NIC delivers something or rings, or `timeout` passes; not at
+  // all if `may_sleep()`, asked once the sleep is announced, says no.
+  void host_wait(absl::Duration timeout, absl::FunctionRef<bool()> may_sleep);
+  // Host: from now on the NIC rings `bell` too where it rings the host (null: no more),
+  // for a host about to sleep on another doorbell than this channel's. Set before the host
+  // checks whether it may sleep: then either it sees what the NIC did, or the NIC rings.
+  void host_also_ring(comm::doorbell* bell) {
+    also_ring_.store(bell, std::memory_order_seq_cst);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+  }
   [[nodiscard]] bool host_has_deliveries() const;
 
   // NIC: the oldest submission, without consuming it; false when there is none. DataLoss
@@ -122,7 +131,10 @@ class host_channel {
   void nic_publish_held() { to_host_producer_.publish_held(); }
   [[nodiscard]] bool nic_holds() const { return to_host_producer_.held_payload() != nullptr; }
   // NIC: wakes a sleeping host after deliveries.
-  void nic_ring_host() { host_bell_.ring(); }
+  void nic_ring_host() {
+    host_bell_.ring();  // its fence orders what the NIC published before the load below
+    if (comm::doorbell* also = also_ring_.load(std::memory_order_relaxed)) also->ring();
+  }
   [[nodiscard]] bool nic_has_submissions() const { return to_nic_consumer_.has_pending(); }
 
  private:
@@ -139,6 +151,7 @@ class host_channel {
   comm::ring_producer to_host_producer_;
   comm::ring_consumer to_host_consumer_;
   comm::doorbell host_bell_;
+  std::atomic<comm::doorbell*> also_ring_{nullptr};
   comm::ordered_release held_;  // deliveries the host keeps (host_hold)
   bool hold_current_ = false;
   std::vector<byte_span> scratch_pieces_;

@@ -70,6 +70,7 @@ absl::Status event_loop::progress(bool& did_work) {
   // Every EOP up to `closed` is in the queue by now (the NIC queues them first), so once
   // the queue is drained and the units have ended the round, every pulse up to it has run.
   const std::uint64_t closed = nic_.time().closed;
+  closed_ran_ = closed;
   const std::size_t handled =
       nic_.channel().host_poll([this](const nicfw::delivery& d) { on_delivery(d); });
   did_work |= handled != 0;
@@ -125,7 +126,9 @@ absl::Status event_loop::wait_rounds(absl::FunctionRef<bool()> done) {
     }
     sleeps_.fetch_add(1, std::memory_order_relaxed);
     if (!nic_.runs_inline()) {
-      nic_.channel().host_wait(policy_.sleep);
+      // A ring for a pulse that closed after this round looked is heard: the NIC rings
+      // for closes too (engine::ring_host_on_close_for), not only for deliveries.
+      nic_.channel().host_wait(policy_.sleep, [this] { return nic_.time().closed <= closed_ran_; });
     } else if (policy_.doze > absl::ZeroDuration()) {
       const absl::Time now = absl::Now();
       if (quiet_since == absl::InfiniteFuture()) quiet_since = now;

@@ -156,6 +156,8 @@ class event_loop {
   [[nodiscard]] absl::Status wait_rounds(absl::FunctionRef<bool()> done);
   // From now on waits go to `fibers` (null: none). It outlives its use here.
   void set_fiber_switch(fiber_switch* fibers) { fibers_ = fibers; }
+  // Whether waits go to a fiber switch: a wait outside wait_for() holds every fiber.
+  [[nodiscard]] bool runs_fibers() const { return fibers_ != nullptr; }
   // How often a wait slept on the NIC's doorbell (any thread may read it).
   [[nodiscard]] std::uint64_t sleeps() const { return sleeps_.load(std::memory_order_relaxed); }
 
@@ -202,6 +204,7 @@ class event_loop {
   std::array<delivery_unit*, 256> by_direct_tag_{};
   std::size_t unpolled_work_ = 0;  // see progress_now_and_then()
   fiber_switch* fibers_ = nullptr;
+  std::uint64_t closed_ran_ = 0;  // the NIC's closed pulse as the last round took it
   std::atomic<std::uint64_t> sleeps_{0};
   mutable std::uint64_t job_checks_ = 0;
   std::uint64_t polls_ = 0;  // see note_poll()

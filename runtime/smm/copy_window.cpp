@@ -42,12 +42,22 @@ void copy_window::end_change() {
   changing_ = false;
   // seq_cst pairs with the readers' seq_cst load (see window_reader::snapshot).
   header_->sequence.store(++sequence_, std::memory_order_seq_cst);
+  if (owes_ring_) {
+    owes_ring_ = false;
+    header_->advanced.ring();
+  }
 }
 
 void copy_window::publish_through(std::uint64_t pulse) {
   if (header_ == nullptr) return;
   header_->through.store(pulse, std::memory_order_release);
-  header_->advanced.ring();  // a fence and a load, unless a reader sleeps
+  // A fence and a load, unless a reader sleeps. Not inside a change section: a reader woken
+  // there would only find the owner changing.
+  if (changing_) {
+    owes_ring_ = true;
+  } else {
+    header_->advanced.ring();
+  }
 }
 
 void copy_window::publish_next_local(std::uint64_t rank) {
@@ -61,12 +71,17 @@ void window_reader::want(std::uint64_t through) const {
   }
 }
 
-void window_reader::wait_past(std::uint64_t through, absl::Duration timeout) const {
+void window_reader::wait_past(std::uint64_t through, absl::Duration timeout,
+                              absl::FunctionRef<bool()> may_sleep) const {
   comm::doorbell& bell = header_->advanced;
   const std::uint32_t ticket = bell.prepare_sleep();
   // After announcing the sleep: an owner that moved on before it is seen here, one that
   // moves on after it sees the sleeper and rings.
-  if (header_->through.load(std::memory_order_seq_cst) == through) bell.sleep(ticket, timeout);
+  // seq_cst: what may_sleep() loads must not be read before the sleep was announced.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (header_->through.load(std::memory_order_seq_cst) == through && may_sleep()) {
+    bell.sleep(ticket, timeout);
+  }
   bell.finish_sleep();
 }
 

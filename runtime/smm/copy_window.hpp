@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <span>
 
+#include "absl/functional/function_ref.h"
 #include "absl/time/time.h"
 #include "comm/doorbell.hpp"
 
@@ -87,6 +88,10 @@ class copy_window : public window_map {
   [[nodiscard]] bool changing() const { return changing_; }
   void publish_through(std::uint64_t pulse);
   void publish_next_local(std::uint64_t rank);
+  // The word wanted() reads (null without a window), for the NIC to watch.
+  [[nodiscard]] const std::atomic<std::uint64_t>* wanted_word() const {
+    return header_ == nullptr ? nullptr : &header_->wanted;
+  }
   // The highest `through` a reader has waited for (0 without a window).
   [[nodiscard]] std::uint64_t wanted() const {
     return header_ == nullptr ? 0 : header_->wanted.load(std::memory_order_relaxed);
@@ -95,6 +100,7 @@ class copy_window : public window_map {
  private:
   std::uint64_t sequence_ = 0;  // the owner's copy of the lock word
   bool changing_ = false;
+  bool owes_ring_ = false;  // `through` moved on inside the open change section
 };
 
 // Another node's window, read-only.
@@ -119,9 +125,14 @@ class window_reader : public window_map {
   outcome snapshot(Visit&& visit) const;
 
   // Sleeps until the owner's copies stand further on than `through` (a stand a snapshot
-  // saw), or for at most `timeout`; may return early. For a reader whose owner stands
-  // behind: sleeping leaves the core to it, where spinning would keep it from running.
-  void wait_past(std::uint64_t through, absl::Duration timeout) const;
+  // saw), or for at most `timeout`, unless `may_sleep()` says otherwise once the sleep is
+  // announced (whoever else rings advanced_bell() is then heard); may return early. For a
+  // reader whose owner stands behind: sleeping leaves the core to it, where spinning would
+  // keep it from running.
+  void wait_past(std::uint64_t through, absl::Duration timeout,
+                 absl::FunctionRef<bool()> may_sleep) const;
+  // The doorbell the owner rings when its copies move on.
+  [[nodiscard]] comm::doorbell& advanced_bell() const { return header_->advanced; }
   // Tells the owner that this reader waits for its copies to stand at `through`.
   void want(std::uint64_t through) const;
 

@@ -70,8 +70,13 @@ class same_host_reads {
   void want_owner_at(node_id owner, std::uint64_t through) const { peers_[owner].want(through); }
   // After owner_behind: sleeps until `owner`'s copies stand further on than that attempt
   // saw them, or for at most `timeout` (window_reader::wait_past).
-  void wait_for_owner(node_id owner, absl::Duration timeout) const {
-    peers_[owner].wait_past(seen_through_, timeout);
+  void wait_for_owner(node_id owner, absl::Duration timeout,
+                      absl::FunctionRef<bool()> may_sleep) const {
+    peers_[owner].wait_past(seen_through_, timeout, may_sleep);
+  }
+  // The doorbell `owner` rings when its copies move on.
+  [[nodiscard]] comm::doorbell& owner_bell(node_id owner) const {
+    return peers_[owner].advanced_bell();
   }
 
   [[nodiscard]] std::span<const noted_read> reads() const { return reads_; }

@@ -65,7 +65,9 @@ absl::StatusOr<bool> shared_memory_manager::serve_direct_reads(node_id owner) {
   absl::Time give_up = absl::InfiniteFuture();
   std::uint64_t demanded = 0;
   order_point at;
-  for (int attempt = 0;; ++attempt) {
+  // Idle attempts in a row, as wait_rounds counts them: a round with work (tokens, this
+  // node's own pulses) means time is moving, and sleeping then would only slow it.
+  for (int idle = 0;; ++idle) {
     // Every isochron this node stamps from now on executes at this pulse or later (its NIC
     // stamps at least its stamp base plus the distance to the nearest node). The read must
     // sit before them all; with several switches, another node's copies may already stand
@@ -94,9 +96,13 @@ absl::StatusOr<bool> shared_memory_manager::serve_direct_reads(node_id owner) {
       }
       bool did = false;
       if (absl::Status s = loop_.progress(did); !s.ok()) return s;
+      if (did) idle = 0;
     }
-    if (attempt < policy.spin_polls) continue;
-    if (attempt >= polls_before_sleeping) {
+    if (idle < policy.spin_polls) continue;
+    if (idle >= polls_before_sleeping) {
+      // Sleeping here would hold the node's other fibers too: the NIC path's wait lets
+      // them run.
+      if (loop_.runs_fibers()) return false;
       const absl::Time now = absl::Now();
       if (give_up == absl::InfiniteFuture()) {
         give_up = now + kLongestDirectReadWait;
@@ -105,7 +111,14 @@ absl::StatusOr<bool> shared_memory_manager::serve_direct_reads(node_id owner) {
       }
       if (absl::Status s = loop_.job_status(); !s.ok()) return s;
       if (behind) {
-        window_reads_.wait_for_owner(owner, kDirectReadSleep);
+        // The owner may wait for this node in turn (reading its copies): this node's
+        // pulses closing must wake it as well, so its NIC thread rings the owner's bell
+        // too while it sleeps there.
+        nicfw::host_channel& channel = nic_.channel();
+        channel.host_also_ring(&window_reads_.owner_bell(owner));
+        window_reads_.wait_for_owner(owner, kDirectReadSleep,
+                                     [&] { return nic_.time().closed <= through_; });
+        channel.host_also_ring(nullptr);
         continue;
       }
     }

@@ -59,6 +59,7 @@ shared_memory_manager::shared_memory_manager(node_id self, event_loop& loop,
   for (node_id n = 0; n < nic.topo().nodes(); ++n) {
     if (n != self) nearest_distance_ = std::min(nearest_distance_, nic.topo().distance(self, n));
   }
+  nic_.ring_host_on_close_for(window_.wanted_word());
 }
 
 absl::StatusOr<std::uint64_t> shared_memory_manager::allocate(std::uint64_t count,

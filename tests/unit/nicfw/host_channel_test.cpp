@@ -17,6 +17,7 @@
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <thread>
@@ -345,7 +346,8 @@ TEST(HostChannel, HostWaitDoesNotSleepWhileADeliveryWaits) {
   const std::string hi = "hi";
   ASSERT_TRUE(ch.nic_deliver({.kind = delivery_kind::direct, .payload = bytes_of(hi)}));
   const absl::Time start = absl::Now();
-  ch.host_wait(absl::Seconds(20));  // no ring: the delivery alone must keep it awake
+  // No ring: the delivery alone must keep it awake.
+  ch.host_wait(absl::Seconds(20), [] { return true; });
   EXPECT_LT(absl::Now() - start, absl::Seconds(10));
   EXPECT_EQ(poll_all(ch).size(), 1u);
 }
@@ -361,11 +363,42 @@ TEST(HostChannel, HostWaitReturnsOnceTheNicDelivers) {
   // its timeout.
   const absl::Time start = absl::Now();
   while (!ch.host_has_deliveries() && absl::Now() - start < absl::Seconds(10)) {
-    ch.host_wait(absl::Seconds(20));
+    ch.host_wait(absl::Seconds(20), [] { return true; });
   }
   nic.join();
   EXPECT_LT(absl::Now() - start, absl::Seconds(10)) << "the ring did not wake the host";
   EXPECT_THAT(poll_all(ch), ElementsAre(seen{delivery_kind::direct, 0, 0, 0, 0, "hi"}));
+}
+
+// A host whose NIC closed pulses it has not run yet (what may_sleep tells) must not sleep
+// although nothing was delivered: a pulse that closes with nothing for it brings no
+// delivery, and a ring for it that came before the sleep was announced is gone.
+TEST(HostChannel, HostWaitDoesNotSleepWhenTheCallerSaysThereIsWork) {
+  host_channel ch(4096);
+  const absl::Time start = absl::Now();
+  ch.host_wait(absl::Seconds(20), [] { return false; });
+  EXPECT_LT(absl::Now() - start, absl::Seconds(10));
+}
+
+// While the host sleeps on another doorbell, the NIC's ring reaches that one too.
+TEST(HostChannel, TheNicAlsoRingsTheDoorbellTheHostSleepsOn) {
+  host_channel ch(4096);
+  comm::doorbell other;
+  ch.host_also_ring(&other);
+  std::atomic<bool> woke{false};
+  std::thread host([&] {
+    const std::uint32_t ticket = other.prepare_sleep();
+    other.sleep(ticket, absl::Seconds(20));
+    other.finish_sleep();
+    woke = true;
+  });
+  while (other.sleepers.load() == 0) std::this_thread::yield();
+  const absl::Time start = absl::Now();
+  ch.nic_ring_host();
+  host.join();
+  EXPECT_TRUE(woke.load());
+  EXPECT_LT(absl::Now() - start, absl::Seconds(10)) << "the other doorbell was not rung";
+  ch.host_also_ring(nullptr);
 }
 
 }  // namespace

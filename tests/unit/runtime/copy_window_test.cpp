@@ -112,13 +112,13 @@ TEST(CopyWindow, AReaderWaitingForTheOwnerIsWokenWhenItMovesOn) {
   EXPECT_EQ(window.wanted(), 6u);
 
   auto start = std::chrono::steady_clock::now();
-  reader.wait_past(3, absl::Seconds(30));
+  reader.wait_past(3, absl::Seconds(30), [] { return true; });
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10))
       << "slept although the owner already stood further on";
 
   std::atomic<bool> woke{false};
   std::thread waiter([&] {
-    reader.wait_past(4, absl::Seconds(30));
+    reader.wait_past(4, absl::Seconds(30), [] { return true; });
     woke = true;
   });
   // The owner moves on once the waiter has announced its sleep: from there on, only the
