@@ -21,6 +21,26 @@ class DirectReads : public iso::test::nic_mode_test {};
 INSTANTIATE_TEST_SUITE_P(NicModes, DirectReads, iso::test::both_nic_modes(),
                          iso::test::nic_mode_name);
 
+// `rounds` times: writes i to `mine` in an isochron of its own, then reads `theirs` alone.
+// Counts in `went_back` the reads that saw an older value than the one before; returns how
+// many reads were served from the other node's window.
+std::uint64_t write_then_read(iso::node& node, iso::shared_var<std::int64_t> mine,
+                              iso::shared_var<std::int64_t> theirs, std::int64_t rounds,
+                              std::atomic<int>& went_back) {
+  const std::uint64_t before = node.status().direct_reads;
+  std::int64_t last = 0;
+  for (std::int64_t i = 1; i <= rounds; ++i) {
+    {
+      iso::isochron iso(node);
+      iso.write(mine, i);
+    }
+    const std::int64_t v = read_alone(node, theirs);
+    if (v < last) ++went_back;
+    last = v;
+  }
+  return node.status().direct_reads - before;
+}
+
 // Node 0 reads a variable held only by node 1, which keeps writing it in purely local
 // isochrons: each read sees a value at least as new as the one before, the final value
 // arrives, and reads are served from node 1's window.
@@ -72,18 +92,7 @@ TEST_P(DirectReads, CrossReadsOfEachOthersVariableAreServedFromTheWindow) {
     const auto mine = node.id() == 0 ? x : y;
     const auto theirs = node.id() == 0 ? y : x;
     node.barrier();
-    const std::uint64_t before = node.status().direct_reads;
-    std::int64_t last = 0;
-    for (std::int64_t i = 1; i <= kIterations; ++i) {
-      {
-        iso::isochron iso(node);
-        iso.write(mine, i);
-      }
-      const std::int64_t v = read_alone(node, theirs);
-      if (v < last) ++went_back;
-      last = v;
-    }
-    const std::uint64_t served = node.status().direct_reads - before;
+    const std::uint64_t served = write_then_read(node, mine, theirs, kIterations, went_back);
     std::uint64_t least = served_least.load();
     while (served < least && !served_least.compare_exchange_weak(least, served)) {
     }
@@ -120,18 +129,7 @@ TEST_P(DirectReads, AReaderIsServedWhileItsOwnerNeverWaits) {
         iso.write(x, i);
       }
     } else {
-      const std::uint64_t before = node.status().direct_reads;
-      std::int64_t last = 0;
-      for (std::int64_t i = 1; i <= kReads; ++i) {
-        {
-          iso::isochron iso(node);
-          iso.write(y, i);
-        }
-        const std::int64_t v = read_alone(node, x);
-        if (v < last) ++went_back;
-        last = v;
-      }
-      served = node.status().direct_reads - before;
+      served = write_then_read(node, y, x, kReads, went_back);
       reader_done = true;
     }
     node.barrier();
