@@ -13,8 +13,8 @@ namespace iso::runtime {
 namespace {
 
 // The longest a same-host read sleeps on its owner's window before it looks again. Short:
-// while it sleeps, an inline NIC moves nothing, and something of this node's (a backlog of
-// packets for the owner, say) could be what the owner waits for.
+// something of this node's that its NIC thread does not ring for could be what the owner
+// waits for.
 constexpr absl::Duration kDirectReadSleep = absl::Microseconds(100);
 // The longest a same-host read waits for its owner in all, before the NIC path.
 constexpr absl::Duration kLongestDirectReadWait = absl::Milliseconds(20);
@@ -56,18 +56,20 @@ absl::StatusOr<bool> shared_memory_manager::serve_direct_reads(node_id owner) {
   // The owner's copies may stand behind what this node has seen, until it runs its next
   // round; waiting for that is cheaper than the NIC path, which needs a later round of the
   // owner's and then moves this node further on in logical time (so the next read would
-  // wait again). The wait follows the node's waiter policy (poll, yield), then sleeps on
-  // the owner's window, which leaves the core to an owner that shares it. Bounded: an
-  // owner that stays behind (busy elsewhere, or gone) gets the NIC path's request instead,
-  // whose wait sleeps on this node's own doorbell and names a node that failed.
+  // wait again). The wait follows the node's waiter policy (poll, yield), then, with a NIC
+  // thread, sleeps on the owner's window, which leaves the core to an owner that shares
+  // it. Bounded: an owner that stays behind (busy elsewhere, or gone) gets the NIC path's
+  // request instead, whose wait sleeps on this node's own doorbell and names a node that
+  // failed.
   const waiter_policy& policy = loop_.policy();
   const int polls_before_sleeping = policy.spin_polls + policy.yield_polls;
   absl::Time give_up = absl::InfiniteFuture();
   std::uint64_t demanded = 0;
   order_point at;
-  // Idle attempts in a row, as wait_rounds counts them: a round with work (tokens, this
-  // node's own pulses) means time is moving, and sleeping then would only slow it.
-  for (int idle = 0;; ++idle) {
+  // `idle`: attempts in a row whose round had no work, as wait_rounds counts them: a round
+  // with work (tokens, this node's own pulses) means time is moving, and sleeping then
+  // would only slow it.
+  for (int attempt = 0, idle = 0;; ++attempt, ++idle) {
     // Every isochron this node stamps from now on executes at this pulse or later (its NIC
     // stamps at least its stamp base plus the distance to the nearest node). The read must
     // sit before them all; with several switches, another node's copies may already stand
@@ -98,11 +100,8 @@ absl::StatusOr<bool> shared_memory_manager::serve_direct_reads(node_id owner) {
       if (absl::Status s = loop_.progress(did); !s.ok()) return s;
       if (did) idle = 0;
     }
-    if (idle < policy.spin_polls) continue;
-    if (idle >= polls_before_sleeping) {
-      // Sleeping here would hold the node's other fibers too: the NIC path's wait lets
-      // them run.
-      if (loop_.runs_fibers()) return false;
+    // The bound, and the job's health, whatever the rounds find to do.
+    if (attempt % 64 == 63) {
       const absl::Time now = absl::Now();
       if (give_up == absl::InfiniteFuture()) {
         give_up = now + kLongestDirectReadWait;
@@ -110,17 +109,22 @@ absl::StatusOr<bool> shared_memory_manager::serve_direct_reads(node_id owner) {
         return false;
       }
       if (absl::Status s = loop_.job_status(); !s.ok()) return s;
-      if (behind) {
-        // The owner may wait for this node in turn (reading its copies): this node's
-        // pulses closing must wake it as well, so its NIC thread rings the owner's bell
-        // too while it sleeps there.
-        nicfw::host_channel& channel = nic_.channel();
-        channel.host_also_ring(&window_reads_.owner_bell(owner));
-        window_reads_.wait_for_owner(owner, kDirectReadSleep,
-                                     [&] { return nic_.time().closed <= through_; });
-        channel.host_also_ring(nullptr);
-        continue;
-      }
+    }
+    if (idle < policy.spin_polls) continue;
+    if (idle >= polls_before_sleeping && behind) {
+      // Inline, this node's NIC would stand still while it slept here, and the owner may
+      // wait for it in turn; with fibers, the sleep would hold them all. The NIC path's
+      // wait sleeps on this node's own doorbell instead.
+      if (nic_.runs_inline() || loop_.runs_fibers()) return false;
+      // The owner may wait for this node in turn (reading its copies): this node's pulses
+      // closing must wake it as well, so its NIC thread rings the owner's bell too while
+      // it sleeps there.
+      nicfw::host_channel& channel = nic_.channel();
+      channel.host_also_ring(&window_reads_.owner_bell(owner));
+      window_reads_.wait_for_owner(owner, kDirectReadSleep,
+                                   [&] { return nic_.time().closed <= through_; });
+      channel.host_also_ring(nullptr);
+      continue;
     }
     std::this_thread::yield();  // or `changing`: the owner is amid a change, soon done
   }
