@@ -16,8 +16,10 @@ namespace {
 // something of this node's that its NIC thread does not ring for could be what the owner
 // waits for.
 constexpr absl::Duration kDirectReadSleep = absl::Microseconds(100);
-// How many tries a same-host read makes with an inline NIC before the NIC path.
+// How many tries a same-host read makes with an inline NIC before the NIC path, and for how
+// long at most (about what the tries take on an idle machine).
 constexpr int kInlineAttempts = 1024;
+constexpr absl::Duration kLongestInlineWait = absl::Microseconds(50);
 // The longest a same-host read waits for its owner in all, before the NIC path.
 constexpr absl::Duration kLongestDirectReadWait = absl::Milliseconds(20);
 
@@ -111,7 +113,16 @@ absl::StatusOr<bool> shared_memory_manager::serve_direct_reads(node_id owner) {
     }
     if (inline_nic) {
       if (attempt + 1 == kInlineAttempts) return false;
-      if (attempt % 8 == 7) std::this_thread::yield();
+      if (attempt % 8 == 7) {
+        // On a loaded machine each yield may cost a time slice: bounded in time too.
+        const absl::Time now = absl::Now();
+        if (give_up == absl::InfiniteFuture()) {
+          give_up = now + kLongestInlineWait;
+        } else if (now >= give_up) {
+          return false;
+        }
+        std::this_thread::yield();
+      }
       continue;
     }
     // The bound, and the job's health, whatever the rounds find to do.
