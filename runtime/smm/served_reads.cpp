@@ -74,7 +74,13 @@ absl::StatusOr<bool> shared_memory_manager::serve_direct_reads(node_id owner) {
   const bool inline_nic = nic_.runs_inline();
   const waiter_policy& policy = loop_.policy();
   const int polls_before_sleeping = policy.spin_polls + policy.yield_polls;
-  absl::Time give_up = absl::InfiniteFuture();
+  // Whether `longest` has passed since the first time it was asked.
+  absl::Time started = absl::InfiniteFuture();
+  auto waited = [&started](absl::Duration longest) {
+    const absl::Time now = absl::Now();
+    if (started == absl::InfiniteFuture()) started = now;
+    return now - started >= longest;
+  };
   std::uint64_t demanded = 0;
   order_point at;
   // `idle`: attempts in a row whose round had no work, as wait_rounds counts them: a round
@@ -115,24 +121,14 @@ absl::StatusOr<bool> shared_memory_manager::serve_direct_reads(node_id owner) {
       if (attempt + 1 == kInlineAttempts) return false;
       if (attempt % 8 == 7) {
         // On a loaded machine each yield may cost a time slice: bounded in time too.
-        const absl::Time now = absl::Now();
-        if (give_up == absl::InfiniteFuture()) {
-          give_up = now + kLongestInlineWait;
-        } else if (now >= give_up) {
-          return false;
-        }
+        if (waited(kLongestInlineWait)) return false;
         std::this_thread::yield();
       }
       continue;
     }
     // The bound, and the job's health, whatever the rounds find to do.
     if (attempt % 64 == 63) {
-      const absl::Time now = absl::Now();
-      if (give_up == absl::InfiniteFuture()) {
-        give_up = now + kLongestDirectReadWait;
-      } else if (now >= give_up) {
-        return false;
-      }
+      if (waited(kLongestDirectReadWait)) return false;
       if (absl::Status s = loop_.job_status(); !s.ok()) return s;
     }
     if (idle < policy.spin_polls) continue;
