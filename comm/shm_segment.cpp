@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "absl/strings/str_format.h"
+#include "base/atomic_max.hpp"
 #include "base/errno_status.hpp"
 #include "comm/inproc.hpp"
 #include "comm/resident_memory.hpp"
@@ -447,10 +448,7 @@ bool shm_segment::left(std::uint32_t node) const {
 }
 
 void shm_segment::publish_mark(std::uint32_t node, std::uint64_t value) {
-  std::atomic<std::uint64_t>& mark = slot(node).mark;
-  std::uint64_t seen = mark.load(std::memory_order_relaxed);
-  while (seen < value && !mark.compare_exchange_weak(seen, value, std::memory_order_release)) {
-  }
+  base::raise_to(slot(node).mark, value, std::memory_order_release);
 }
 
 std::uint64_t shm_segment::max_mark() const {

@@ -5,6 +5,7 @@
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_format.h"
+#include "base/atomic_max.hpp"
 #include "base/check.hpp"
 #include "base/log.hpp"
 #include "nicfw/credit_service.hpp"
@@ -149,9 +150,7 @@ void engine::doze(absl::Duration timeout) {
 }
 
 void engine::demand(std::uint64_t pulse) {
-  std::uint64_t seen = host_demand_.load(std::memory_order_relaxed);
-  while (seen < pulse && !host_demand_.compare_exchange_weak(seen, pulse)) {
-  }
+  base::raise_to(host_demand_, pulse, std::memory_order_seq_cst);
   wake();
 }
 

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 
+#include "base/atomic_max.hpp"
 #include "base/check.hpp"
 
 namespace iso::runtime {
@@ -65,10 +66,7 @@ void copy_window::publish_next_local(std::uint64_t rank) {
 }
 
 void window_reader::want(std::uint64_t through) const {
-  std::uint64_t seen = header_->wanted.load(std::memory_order_relaxed);
-  while (seen < through &&
-         !header_->wanted.compare_exchange_weak(seen, through, std::memory_order_relaxed)) {
-  }
+  base::raise_to(header_->wanted, through, std::memory_order_relaxed);
 }
 
 void window_reader::wait_past(std::uint64_t through, absl::Duration timeout,
