@@ -118,6 +118,44 @@ setting flag_setting(const char* name, const char* field, const char* help, bool
           [member](const options& o) { return std::string(o.*member ? "1" : "0"); }};
 }
 
+// One of a few names, held in `member` of enum type E: `choices` pairs each name with its
+// value; `range` lists the names as the errors say them.
+template <typename E>
+struct named_value {
+  const char* name;
+  E value;
+};
+
+template <typename E>
+setting choice_setting(const char* name, const char* field, const char* range, const char* help,
+                       E options::*member, std::vector<named_value<E>> choices) {
+  return {name,
+          field,
+          "name",
+          range,
+          help,
+          [name, range, member, choices](options& o, const std::string& text) {
+            for (const named_value<E>& c : choices) {
+              if (text == c.name) {
+                o.*member = c.value;
+                return absl::OkStatus();
+              }
+            }
+            return absl::InvalidArgumentError(
+                absl::StrFormat("%s is '%s'; expected %s", name, text, range));
+          },
+          [member, choices](const options& o) {
+            return std::any_of(choices.begin(), choices.end(),
+                               [&](const named_value<E>& c) { return c.value == o.*member; });
+          },
+          [member, choices](const options& o) {
+            for (const named_value<E>& c : choices) {
+              if (c.value == o.*member) return std::string(c.name);
+            }
+            return absl::StrFormat("%d (no such value)", static_cast<int>(o.*member));
+          }};
+}
+
 const std::vector<setting>& settings() {
   static const std::vector<setting> table = {
       number_setting("ISO_RING_CAPACITY", "ring_capacity", "bytes",
@@ -133,67 +171,22 @@ const std::vector<setting>& settings() {
       duration_setting("ISO_OBJECT_CALL_TIMEOUT_MS", "object_call_timeout", "ms", "1 to 604800000",
                        "how long a call to a single copy waits for a sign of life from its owner",
                        &options::object_call_timeout, 1, kMaxTimeoutMs),
-      {"ISO_NIC", "nic", "name", "auto, thread or inline",
-       "where the emulated NIC runs: its own thread, or inline in the application's polls",
-       [](options& o, const std::string& text) {
-         if (text == "auto") {
-           o.nic = nic_mode::automatic;
-         } else if (text == "thread") {
-           o.nic = nic_mode::thread;
-         } else if (text == "inline") {
-           o.nic = nic_mode::inline_poll;
-         } else {
-           return absl::InvalidArgumentError(
-               absl::StrFormat("ISO_NIC is '%s'; expected auto, thread or inline", text));
-         }
-         return absl::OkStatus();
-       },
-       [](const options&) { return true; },
-       [](const options& o) {
-         switch (o.nic) {
-           case nic_mode::thread:
-             return std::string("thread");
-           case nic_mode::inline_poll:
-             return std::string("inline");
-           case nic_mode::automatic:
-             break;
-         }
-         return std::string("auto");
-       }},
+      choice_setting<nic_mode>(
+          "ISO_NIC", "nic", "auto, thread or inline",
+          "where the emulated NIC runs: its own thread, or inline in the application's polls",
+          &options::nic,
+          {{"auto", nic_mode::automatic},
+           {"thread", nic_mode::thread},
+           {"inline", nic_mode::inline_poll}}),
       duration_setting("ISO_NIC_SPIN_US", "nic_spin", "us", "0 to 1000000",
                        "how long an idle NIC thread spins before it sleeps on its doorbell",
                        &options::nic_spin, 0, kMaxNicSpinUs),
-      {"ISO_WAIT", "wait", "name", "auto, spin or block",
-       "how a node waits for another: spin then yield, or sleep until a packet comes; auto: "
-       "block when the job has more nodes than cores",
-       [](options& o, const std::string& text) {
-         if (text == "auto") {
-           o.wait = wait_mode::automatic;
-         } else if (text == "spin") {
-           o.wait = wait_mode::spin;
-         } else if (text == "block") {
-           o.wait = wait_mode::block;
-         } else {
-           return absl::InvalidArgumentError(
-               absl::StrFormat("ISO_WAIT is '%s'; expected auto, spin or block", text));
-         }
-         return absl::OkStatus();
-       },
-       [](const options& o) {
-         return o.wait == wait_mode::automatic || o.wait == wait_mode::spin ||
-                o.wait == wait_mode::block;
-       },
-       [](const options& o) {
-         switch (o.wait) {
-           case wait_mode::spin:
-             return std::string("spin");
-           case wait_mode::block:
-             return std::string("block");
-           case wait_mode::automatic:
-             return std::string("auto");
-         }
-         return absl::StrFormat("%d (not a wait_mode)", static_cast<int>(o.wait));
-       }},
+      choice_setting<wait_mode>(
+          "ISO_WAIT", "wait", "auto, spin or block",
+          "how a node waits for another: spin then yield, or sleep until a packet comes; auto: "
+          "block when the job has more nodes than cores",
+          &options::wait,
+          {{"auto", wait_mode::automatic}, {"spin", wait_mode::spin}, {"block", wait_mode::block}}),
       {"ISO_TOPOLOGY", "topology_file", "path", "a topology file, or empty",
        "the logical topology file (protobuf text); empty: one switch",
        [](options& o, const std::string& text) {
@@ -227,42 +220,15 @@ const std::vector<setting>& settings() {
       number_setting("ISO_WINDOW_BYTES", "window_bytes", "bytes", "0 to 68719476736 (64 GiB)",
                      "memory window per node, where its copies live while they fit",
                      &options::window_bytes, 0, kMaxWindowBytes),
-      {"ISO_ORDERING", "ordering", "name", "sequencer or isotach",
-       "how an ordered group orders its messages, unless it names an order",
-       [](options& o, const std::string& text) {
-         if (text == "sequencer") {
-           o.ordering = order_kind::sequencer;
-         } else if (text == "isotach") {
-           o.ordering = order_kind::isotach;
-         } else {
-           return absl::InvalidArgumentError(
-               absl::StrFormat("ISO_ORDERING is '%s'; expected sequencer or isotach", text));
-         }
-         return absl::OkStatus();
-       },
-       [](const options&) { return true; },
-       [](const options& o) {
-         return std::string(o.ordering == order_kind::isotach ? "isotach" : "sequencer");
-       }},
-      {"ISO_OBJECT_ORDER", "object_order", "name", "sequencer or isotach",
-       "the total order of replicated objects' writes; isotach lets them join isochrons",
-       [](options& o, const std::string& text) {
-         if (text == "sequencer") {
-           o.object_order = order_kind::sequencer;
-         } else if (text == "isotach") {
-           o.object_order = order_kind::isotach;
-         } else {
-           return absl::InvalidArgumentError(
-               absl::StrFormat("ISO_OBJECT_ORDER is '%s'; expected sequencer or isotach", text));
-         }
-         return absl::OkStatus();
-       },
-       [](const options& o) {
-         return o.object_order == order_kind::sequencer || o.object_order == order_kind::isotach;
-       },
-       [](const options& o) {
-         return std::string(o.object_order == order_kind::isotach ? "isotach" : "sequencer");
-       }},
+      choice_setting<order_kind>(
+          "ISO_ORDERING", "ordering", "sequencer or isotach",
+          "how an ordered group orders its messages, unless it names an order", &options::ordering,
+          {{"sequencer", order_kind::sequencer}, {"isotach", order_kind::isotach}}),
+      choice_setting<order_kind>(
+          "ISO_OBJECT_ORDER", "object_order", "sequencer or isotach",
+          "the total order of replicated objects' writes; isotach lets them join isochrons",
+          &options::object_order,
+          {{"sequencer", order_kind::sequencer}, {"isotach", order_kind::isotach}}),
       {"ISO_MULTICAST_TREE", "multicast_tree", "name", "binary, chain or binomial",
        "the spanning trees NICs forward a sequenced group's messages along",
        [](options& o, const std::string& text) {
