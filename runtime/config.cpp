@@ -187,6 +187,14 @@ const std::vector<setting>& settings() {
           "block when the job has more nodes than cores",
           &options::wait,
           {{"auto", wait_mode::automatic}, {"spin", wait_mode::spin}, {"block", wait_mode::block}}),
+      choice_setting<cpu_binding>(
+          "ISO_BIND", "binding", "auto, core or none",
+          "bind each node's thread to a core of its own; auto: for jobs of two or more nodes "
+          "that isorun started",
+          &options::binding,
+          {{"auto", cpu_binding::automatic},
+           {"core", cpu_binding::core},
+           {"none", cpu_binding::none}}),
       {"ISO_TOPOLOGY", "topology_file", "path", "a topology file, or empty",
        "the logical topology file (protobuf text); empty: one switch",
        [](options& o, const std::string& text) {

@@ -67,6 +67,9 @@ class node_state {
   // Where the job runs (node::status()); set by whoever built the node from its fabric.
   [[nodiscard]] const runtime::fabric_description& fabric() const { return fabric_; }
   void set_fabric(runtime::fabric_description description) { fabric_ = std::move(description); }
+  // Where this node's thread runs (node_status::binding); set with the fabric.
+  [[nodiscard]] const std::string& binding() const { return binding_; }
+  void set_binding(std::string where) { binding_ = std::move(where); }
   [[nodiscard]] std::size_t max_message_size() const;
   [[nodiscard]] runtime::bootstrap& boot() { return *boot_; }
   [[nodiscard]] runtime::shared_memory_manager& smm() { return smm_; }
@@ -180,6 +183,7 @@ class node_state {
 
  private:
   runtime::fabric_description fabric_;
+  std::string binding_ = "unbound";
   // Windows' memory: first, so that it outlives the NIC, whose thread writes into it.
   std::vector<std::vector<std::byte>> window_memory_;
   std::unique_ptr<runtime::bootstrap> boot_;

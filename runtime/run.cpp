@@ -23,6 +23,7 @@
 #endif
 #include "runtime/job.hpp"
 #include "runtime/node_state.hpp"
+#include "runtime/progress/core_binding.hpp"
 #include "runtime/progress/wait_choice.hpp"
 
 namespace iso {
@@ -206,13 +207,23 @@ std::unique_ptr<node> make_node(fabric& fabric, std::uint32_t rank, const job_pl
   std::unique_ptr<bootstrap> boot =
       fabric.open_bootstrap(rank, absl::FromChrono(plan.opts.barrier_timeout) / 2);
   const bool oversubscribed = runtime::job_oversubscribed(plan.env.oversubscribed, fabric.nodes());
-  const nicfw::engine_options nic_options{
-      .own_thread = nic_threaded(plan.opts, fabric.local_nodes(), oversubscribed),
-      .local_nodes = fabric.local_nodes(),
-      .local_index = rank,
-      .spin = absl::FromChrono(plan.opts.nic_spin),
-      .credit_window = plan.opts.credit_window,
-      .paranoid = plan.opts.paranoid};
+  const bool nic_thread = nic_threaded(plan.opts, fabric.local_nodes(), oversubscribed);
+  // Before the NIC starts: its thread inherits the binding, unless it is pinned elsewhere.
+  const std::string binding = runtime::bind_node_thread(runtime::plan_binding(
+      {.mode = plan.opts.binding,
+       .isorun_processes =
+           plan.env.transport == runtime::transport_kind::shm && plan.env.shm_fd.has_value(),
+       .launcher_binds = plan.env.transport == runtime::transport_kind::ucx,
+       .local_nodes = fabric.local_nodes(),
+       .local_index = rank,
+       .nic_thread = nic_thread},
+      nicfw::allowed_cores()));
+  const nicfw::engine_options nic_options{.own_thread = nic_thread,
+                                          .local_nodes = fabric.local_nodes(),
+                                          .local_index = rank,
+                                          .spin = absl::FromChrono(plan.opts.nic_spin),
+                                          .credit_window = plan.opts.credit_window,
+                                          .paranoid = plan.opts.paranoid};
   if (!plan.test.fault.empty()) {
     // Validated by plan_job; the fault is this node's alone (the plan names a destination).
     transport = comm::with_faults(std::move(transport), *comm::parse_fault_plan(plan.test.fault));
@@ -229,6 +240,7 @@ std::unique_ptr<node> make_node(fabric& fabric, std::uint32_t rank, const job_pl
   auto state = std::make_unique<detail::node_state>(std::move(boot), std::move(nic), plan.opts,
                                                     fabric.windows(), waiting);
   state->set_fabric(fabric.describe());
+  state->set_binding(binding);
   return detail::node_state::make_node(std::move(state));
 }
 

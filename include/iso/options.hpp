@@ -37,6 +37,21 @@ enum class order_kind { sequencer, isotach };
 //          (isorun says so when it starts such a job), spin otherwise.
 enum class wait_mode { automatic, spin, block };
 
+// Whether a node's thread is bound to a core of its own. Unbound, the scheduler may put two
+// nodes of a job on one core for a while, where one polls while the other, whose answer it
+// waits for, cannot run: the same program then runs some times 3 to 15 times slower than
+// others. Bound one node per core (as mpirun binds its ranks), they never meet.
+//   core:  node i binds its thread to the i-th core it may use (its affinity mask), when
+//          there is a core for every node on this host, and for every NIC thread too where
+//          the NICs run on threads of their own (the NIC threads stay where options::nic
+//          puts them); otherwise it logs why and runs unbound.
+//   none:  never binds; the scheduler places the threads.
+//   automatic: core for a job of two nodes or more that isorun started with one process
+//          per node; none otherwise (one node, threads of one process, and jobs of other
+//          launchers, which bind their processes themselves: mpirun --bind-to).
+// node::status().binding says where a node runs; `isorun --bind` sets this for a job.
+enum class cpu_binding { automatic, core, none };
+
 // The cores this process may run on: its affinity mask (sched_getaffinity), which taskset,
 // cgroups and batch systems narrow; 1 if the mask cannot be read. What `automatic` compares
 // a job's nodes with, and what isorun counts to say that a job is oversubscribed. Never
@@ -64,6 +79,8 @@ struct options {
   std::chrono::microseconds nic_spin{50};
   // How a node waits for another node (see wait_mode).
   wait_mode wait = wait_mode::automatic;
+  // Whether each node's thread is bound to a core of its own (see cpu_binding).
+  cpu_binding binding = cpu_binding::automatic;
   // The logical topology (protobuf text format, see nicfw/examples/); empty: one switch.
   std::string topology_file;
   // Isotach memory is allocated in pages of this many variables (a power of two); each

@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "nicfw/nic_thread.hpp"
 #include "runtime/bootstrap/launch_environment.hpp"
 #include "tests/support/one_core.hpp"
 
@@ -558,6 +559,86 @@ TEST(Isorun, SaysWhenTheJobHasMoreNodesThanCores) {
     EXPECT_EQ(fits.out, "over=0\n");
     EXPECT_EQ(fits.notice, "");
   }
+}
+
+// What fabric-status-probe says of each node: its binding and the processors its thread
+// may use, by node id.
+struct node_place {
+  std::string binding;
+  std::set<int> cpus;
+};
+
+std::vector<node_place> places_in(const std::string& out, int nodes) {
+  std::vector<node_place> places(static_cast<std::size_t>(nodes));
+  for (const std::string& line : lines_of(out)) {
+    const std::size_t binding = line.find(", binding ");
+    const std::size_t cpus = line.rfind(", cpus ");
+    if (line.rfind("node ", 0) != 0 || binding == std::string::npos || cpus == std::string::npos) {
+      ADD_FAILURE() << "not a status line: " << line;
+      continue;
+    }
+    const auto id = static_cast<std::size_t>(std::stoul(line.substr(5)));
+    if (id >= places.size()) continue;
+    places[id].binding = line.substr(binding + 10, cpus - binding - 10);
+    std::istringstream list(line.substr(cpus + 7));
+    for (std::string cpu; std::getline(list, cpu, ',');) places[id].cpus.insert(std::stoi(cpu));
+  }
+  return places;
+}
+
+std::set<int> own_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::set<int> cpus;
+  if (::sched_getaffinity(0, sizeof(set), &set) != 0) return cpus;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &set)) cpus.insert(cpu);
+  }
+  return cpus;
+}
+
+// Two nodes that share a core take turns, one polling for what the other, descheduled,
+// cannot answer: isorun's nodes each take a core of their own when there is one for each,
+// and --bind none leaves them to the scheduler.
+TEST(Isorun, BindsEachNodeToACoreOfItsOwn) {
+  if (iso::nicfw::allowed_cores() < 2) GTEST_SKIP() << "this test needs two cores";
+  const std::set<int> mine = own_cpus();
+  const outcome bound = run_isorun({"-n", "2", "--", STATUS_PROBE_PATH});
+  ASSERT_EQ(bound.exit_code, 0) << bound.err;
+  const std::vector<node_place> places = places_in(bound.out, 2);
+  for (std::size_t id = 0; id < places.size(); ++id) {
+    EXPECT_TRUE(places[id].binding.starts_with("core " + std::to_string(id) + " (cpus "))
+        << places[id].binding;
+    EXPECT_FALSE(places[id].cpus.empty()) << id;
+    EXPECT_LT(places[id].cpus.size(), mine.size()) << id;
+    for (const int cpu : places[id].cpus) EXPECT_EQ(mine.count(cpu), 1u) << cpu;
+  }
+  for (const int cpu : places[0].cpus) EXPECT_EQ(places[1].cpus.count(cpu), 0u) << cpu;
+
+  const outcome unbound = run_isorun({"-n", "2", "--bind", "none", "--", STATUS_PROBE_PATH});
+  ASSERT_EQ(unbound.exit_code, 0) << unbound.err;
+  for (const node_place& place : places_in(unbound.out, 2)) {
+    EXPECT_EQ(place.binding, "unbound");
+    EXPECT_EQ(place.cpus, mine);
+  }
+}
+
+// With more nodes than cores nothing is bound; asked for, the nodes say why not.
+TEST(Isorun, SaysWhyANodeIsNotBound) {
+  const one_core core;
+  ASSERT_TRUE(core.pinned());
+  const outcome quiet = run_isorun({"-n", "2", "--", STATUS_PROBE_PATH});
+  ASSERT_EQ(quiet.exit_code, 0) << quiet.err;
+  for (const node_place& place : places_in(quiet.out, 2)) EXPECT_EQ(place.binding, "unbound");
+  const outcome asked = run_isorun({"-n", "2", "--bind", "core", "--", STATUS_PROBE_PATH});
+  ASSERT_EQ(asked.exit_code, 0) << asked.err;
+  for (const node_place& place : places_in(asked.out, 2)) {
+    EXPECT_EQ(place.binding, "unbound: 2 nodes on this host, and this process may use 1 core");
+  }
+  EXPECT_TRUE(contains(asked.err, "not binding to a core")) << asked.err;
+  const outcome bad = run_isorun({"-n", "2", "--bind", "socket", "--", STATUS_PROBE_PATH});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_TRUE(contains(bad.err, "--bind takes 'auto', 'core' or 'none', not 'socket'")) << bad.err;
 }
 
 TEST(Isorun, TagOutputPrefixesWholeLines) {

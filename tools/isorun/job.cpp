@@ -213,7 +213,13 @@ bool job::prepare() {
 void job::launch_nodes() {
   const bool inproc = opts_.transport == transport_kind::inproc;
   const int processes = inproc ? 1 : opts_.nodes;
-  const std::vector<std::string> base_environment = environment_without_job_variables();
+  std::vector<std::string> base_environment = environment_without_job_variables();
+  if (opts_.binding) {
+    // --bind wins over an ISO_BIND isorun inherited.
+    std::erase_if(base_environment,
+                  [](const std::string& entry) { return entry.starts_with("ISO_BIND="); });
+    base_environment.push_back("ISO_BIND=" + *opts_.binding);
+  }
   const std::uint32_t cores = iso::usable_cores();
   const bool oversubscribed = static_cast<std::uint32_t>(opts_.nodes) > cores;
   if (oversubscribed) {

@@ -16,6 +16,7 @@ constexpr int kTransportOption = 1000;
 constexpr int kTimeoutOption = 1001;
 constexpr int kTagOutputOption = 1002;
 constexpr int kPrintConfigOption = 1003;
+constexpr int kBindOption = 1004;
 
 // Strict: the whole argument must be the number, with no sign, spaces or suffix, so that
 // `-n 4x` is an error rather than 4.
@@ -53,6 +54,7 @@ parse_result parse_options(int argc, char** argv) {
       {"timeout", required_argument, nullptr, kTimeoutOption},
       {"tag-output", no_argument, nullptr, kTagOutputOption},
       {"print-config", no_argument, nullptr, kPrintConfigOption},
+      {"bind", required_argument, nullptr, kBindOption},
       {nullptr, 0, nullptr, 0},
   };
   parse_result result;
@@ -109,6 +111,15 @@ parse_result parse_options(int argc, char** argv) {
       case kTagOutputOption:
         opts.tag_output = true;
         break;
+      case kBindOption: {
+        const std::string_view name = optarg;
+        if (name != "auto" && name != "core" && name != "none") {
+          return usage_error(
+              absl::StrFormat("--bind takes 'auto', 'core' or 'none', not '%s'", optarg));
+        }
+        opts.binding = std::string(name);
+        break;
+      }
       case ':':
         return usage_error(
             absl::StrFormat("option '%s' needs a value", argv[optind - 1] ? argv[optind - 1] : ""));
@@ -133,8 +144,8 @@ parse_result parse_options(int argc, char** argv) {
 }
 
 const char* usage_text() {
-  return R"(usage: isorun -n N [--transport shm|inproc] [--timeout S] [--tag-output]
-              [--] program [args...]
+  return R"(usage: isorun -n N [--transport shm|inproc] [--bind auto|core|none] [--timeout S]
+              [--tag-output] [--] program [args...]
 
 Starts a job of N nodes of `program` on this host and waits for it.
 
@@ -142,6 +153,11 @@ options:
   -n, --nodes N        number of nodes, 1 to 4096 (required)
   --transport KIND     shm (default): one process per node, sharing a memory segment;
                        inproc: one process whose nodes are threads
+  --bind HOW           core: node i runs on the i-th core isorun may use (its CPU
+                       affinity), when there is one for every node (and for every NIC
+                       thread); none: the scheduler places the nodes; auto (the default):
+                       core for jobs of two or more nodes with one process each. Sets
+                       ISO_BIND for the nodes; node.status().binding says where each runs
   --timeout S          stop the job if it has not finished after S seconds (fractions
                        allowed); isorun then exits 124
   --tag-output         prefix every line a node writes with "[i] " (its node id)

@@ -18,6 +18,9 @@ struct options {
   transport_kind transport = transport_kind::shm;
   std::optional<absl::Duration> timeout;
   bool tag_output = false;
+  // --bind: the nodes' ISO_BIND (auto, core or none), over the environment's; unset: as
+  // the environment says.
+  std::optional<std::string> binding;
   std::vector<std::string> command;  // program, then its arguments
 };
 

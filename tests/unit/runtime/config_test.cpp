@@ -66,6 +66,25 @@ TEST(Config, IsoWaitSetsHowNodesWait) {
   EXPECT_NE(bad.status().message().find("options.wait"), std::string::npos) << bad.status();
 }
 
+TEST(Config, IsoBindSetsTheBinding) {
+  for (const auto& [text, mode] :
+       {std::pair{"core", iso::cpu_binding::core}, std::pair{"none", iso::cpu_binding::none},
+        std::pair{"auto", iso::cpu_binding::automatic}}) {
+    const scoped_env env("ISO_BIND", text);
+    iso::options requested;
+    requested.binding = iso::cpu_binding::none;
+    const absl::StatusOr<iso::options> effective = iso::runtime::apply_environment(requested);
+    ASSERT_TRUE(effective.ok()) << effective.status();
+    EXPECT_EQ(effective->binding, mode) << text;
+  }
+  const scoped_env env("ISO_BIND", "socket");
+  const absl::StatusOr<iso::options> bad = iso::runtime::apply_environment({});
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("ISO_BIND is 'socket'; expected auto, core or none"),
+            std::string::npos)
+      << bad.status();
+}
+
 // The transport fault that shows paranoid mode at work is a test setting: not a field of
 // the public options, still read from ISO_TEST_FAULT, still checked, still printed.
 template <typename T>
