@@ -86,9 +86,9 @@ absl::StatusOr<std::uint64_t> fork_service::fork(comm::node_id target, std::stri
   // run on the target while the caller is told that the fork failed.
   if (loop_.progress_forbidden()) {
     return absl::FailedPreconditionError(absl::StrFormat(
-        "fork of '%s' to node %u where node %u may not wait for the answer (inside a message "
-        "handler or object::inspect); nothing was sent",
-        name, target, self_));
+        "fork of '%s' to node %u inside %s, where node %u may not wait for the answer; nothing "
+        "was sent",
+        name, target, loop_.forbidden_inside(), self_));
   }
   if (arguments.size() > max_arguments()) {
     return absl::OutOfRangeError(

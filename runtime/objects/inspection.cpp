@@ -38,10 +38,9 @@ absl::StatusOr<const void*> object_table::begin_inspection(object_id id,
   }
   const bool nested = inspecting();
   if (!nested && loop_.progress_forbidden()) {
-    return absl::FailedPreconditionError(absl::StrFormat(
-        "%s inside an operation's guard or body, or a message handler: the state may be in "
-        "the middle of a change there",
-        what));
+    return absl::FailedPreconditionError(
+        absl::StrFormat("%s inside %s: the state may be in the middle of a change there", what,
+                        loop_.forbidden_inside()));
   }
   for (;;) {
     const bool replicated = e.where == object_placement::replicated;
@@ -73,7 +72,7 @@ absl::StatusOr<const void*> object_table::begin_inspection(object_id id,
   }
   if (!nested) {
     inspected_ = id;
-    loop_.forbid_progress(true);
+    loop_.forbid_progress("object::inspect's function");
   }
   ++inspections_;
   return static_cast<const void*>(e.state.get());
@@ -82,7 +81,7 @@ absl::StatusOr<const void*> object_table::begin_inspection(object_id id,
 void object_table::end_inspection() {
   if (inspections_ == 0) return;
   // The outermost one started where progress was allowed (it refuses to start otherwise).
-  if (--inspections_ == 0) loop_.forbid_progress(false);
+  if (--inspections_ == 0) loop_.forbid_progress(nullptr);
 }
 
 absl::Status object_table::refuse_inside_inspection(const char* what) const {

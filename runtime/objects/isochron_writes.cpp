@@ -15,10 +15,9 @@ absl::StatusOr<std::uint64_t> object_table::start_in_isochron(
     object_id id, operation_id op_id, std::span<const std::byte> args,
     const absl::Status& isochron_problem) {
   if (loop_.progress_forbidden()) {
-    return absl::FailedPreconditionError(absl::StrFormat(
-        "object %u: operation %u called inside an operation's guard or body, or a message "
-        "handler; operations cannot nest",
-        id, op_id));
+    return absl::FailedPreconditionError(
+        absl::StrFormat("object %u: operation %u called inside %s; operations cannot nest", id,
+                        op_id, loop_.forbidden_inside()));
   }
   absl::StatusOr<entry*> found = find(id, "object call in an isochron");
   if (!found.ok()) return found.status();

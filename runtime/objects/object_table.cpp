@@ -29,8 +29,8 @@ namespace wire = objects_wire;
 // calls of the same object in the middle of this one.
 class user_code_scope {
  public:
-  explicit user_code_scope(event_loop& loop) : loop_(loop), was_(loop.progress_forbidden()) {
-    loop_.forbid_progress(true);
+  explicit user_code_scope(event_loop& loop) : loop_(loop), was_(loop.forbidden_inside()) {
+    loop_.forbid_progress("an operation's guard or body");
   }
   ~user_code_scope() { loop_.forbid_progress(was_); }
   user_code_scope(const user_code_scope&) = delete;
@@ -38,7 +38,7 @@ class user_code_scope {
 
  private:
   event_loop& loop_;
-  bool was_;
+  const char* was_;
 };
 
 std::string what_of(const std::exception_ptr& e) {
@@ -367,10 +367,9 @@ absl::StatusOr<std::vector<std::byte>> object_table::invoke(object_id id, operat
 absl::StatusOr<std::uint64_t> object_table::start(object_id id, operation_id op_id,
                                                   std::span<const std::byte> args, bool read_path) {
   if (loop_.progress_forbidden()) {
-    return absl::FailedPreconditionError(absl::StrFormat(
-        "object %u: operation %u called inside an operation's guard or body, or a message "
-        "handler; operations cannot nest",
-        id, op_id));
+    return absl::FailedPreconditionError(
+        absl::StrFormat("object %u: operation %u called inside %s; operations cannot nest", id,
+                        op_id, loop_.forbidden_inside()));
   }
   if (absl::Status s = dispatch_dropped(); !s.ok()) return s;
   absl::StatusOr<entry*> found = find(id, "object call");

@@ -54,9 +54,9 @@ void event_loop::on_delivery(const nicfw::delivery& d) {
 }
 
 absl::Status event_loop::progress(bool& did_work) {
-  if (forbidden_) {
-    return absl::FailedPreconditionError(
-        "waiting or polling inside a message handler; a handler must not block");
+  if (forbidden_inside_ != nullptr) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "waiting or polling inside %s, where this node may not make progress", forbidden_inside_));
   }
   // After a failure nothing more executes here: a pulse that failed part-way is never run
   // again, and no later pulse runs after it.
@@ -87,7 +87,7 @@ absl::Status event_loop::progress(bool& did_work) {
 }
 
 absl::Status event_loop::wait_for(absl::FunctionRef<bool()> done) {
-  if (fibers_ == nullptr || forbidden_) return wait_rounds(done);
+  if (fibers_ == nullptr || forbidden_inside_ != nullptr) return wait_rounds(done);
   return fibers_->wait(done);
 }
 

@@ -108,7 +108,7 @@ class event_loop {
   void add_pressure_relief(delivery_unit& unit) { relievers_.push_back(&unit); }
 
   // One round. Errors: the node's failure (fail()), the NIC's, or FailedPrecondition while
-  // progress is forbidden (inside a message handler).
+  // progress is forbidden (inside a message handler, ...: forbid_progress).
   [[nodiscard]] absl::Status progress(bool& did_work);
   // One round once enough host work (calls, and the bytes they moved) went by without one:
   // for calls that complete without waiting, which would otherwise leave an inline NIC,
@@ -173,10 +173,14 @@ class event_loop {
   // OK, or the failure that stopped this node.
   [[nodiscard]] const absl::Status& failure() const { return failure_; }
 
-  // While a message handler runs: progress from there would run later pulses inside the
-  // one being executed.
-  void forbid_progress(bool forbidden) { forbidden_ = forbidden; }
-  [[nodiscard]] bool progress_forbidden() const { return forbidden_; }
+  // Forbids progress while the node is `inside` somewhere progress would run other work in
+  // the middle of (a message handler: later pulses inside the one being executed; an
+  // object's guard or body; object::inspect's function), named in the errors of what is
+  // refused there ("a message handler"); null allows it again. `inside` must outlive its use.
+  void forbid_progress(const char* inside) { forbidden_inside_ = inside; }
+  [[nodiscard]] bool progress_forbidden() const { return forbidden_inside_ != nullptr; }
+  // Where progress is forbidden now, or null.
+  [[nodiscard]] const char* forbidden_inside() const { return forbidden_inside_; }
 
  private:
   // Calls that need no progress to complete (an isochron handed to the NIC, one that
@@ -208,7 +212,7 @@ class event_loop {
   std::atomic<std::uint64_t> sleeps_{0};
   mutable std::uint64_t job_checks_ = 0;
   std::uint64_t polls_ = 0;  // see note_poll()
-  bool forbidden_ = false;
+  const char* forbidden_inside_ = nullptr;
   absl::Status failure_;
 };
 

@@ -73,8 +73,8 @@ absl::StatusOr<std::uint64_t> shared_memory_manager::allocate(std::uint64_t coun
 
 absl::Status shared_memory_manager::check_open(const char* what) const {
   if (loop_.progress_forbidden()) {
-    return absl::FailedPreconditionError(
-        absl::StrFormat("%s inside a message handler; handlers may not issue operations", what));
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "%s inside %s, where no operation may be issued", what, loop_.forbidden_inside()));
   }
   if (!builder_.open()) {
     return absl::FailedPreconditionError(
@@ -97,7 +97,8 @@ absl::Status shared_memory_manager::add_lone_read() {
 
 absl::Status shared_memory_manager::begin() {
   if (loop_.progress_forbidden()) {
-    return absl::FailedPreconditionError("isochron started inside a message handler");
+    return absl::FailedPreconditionError(
+        absl::StrFormat("isochron started inside %s", loop_.forbidden_inside()));
   }
   if (builder_.open()) {
     return absl::FailedPreconditionError("an isochron is already open on this node");
@@ -444,12 +445,13 @@ absl::Status shared_memory_manager::run_handler(node_id source, std::uint32_t ha
   }
   // A handler's exception must not unwind through a pulse half executed: it becomes the
   // pulse's error, which stops this node with the handler named.
-  loop_.forbid_progress(true);
+  const char* const outside = loop_.forbidden_inside();
+  loop_.forbid_progress("a message handler");
   absl::Status result;
   try {
     it->second(source, payload);
   } catch (const abi::__forced_unwind&) {
-    loop_.forbid_progress(false);
+    loop_.forbid_progress(outside);
     throw;  // thread cancellation must unwind
   } catch (const std::exception& e) {
     result = absl::AbortedError(absl::StrFormat(
@@ -458,7 +460,7 @@ absl::Status shared_memory_manager::run_handler(node_id source, std::uint32_t ha
     result = absl::AbortedError(
         absl::StrFormat("the handler for id %u (message from node %u) threw", handler, source));
   }
-  loop_.forbid_progress(false);
+  loop_.forbid_progress(outside);
   return result;
 }
 

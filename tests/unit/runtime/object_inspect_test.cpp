@@ -199,8 +199,13 @@ TEST(ObjectInspectMisuse, RuntimeCallsInsideTheFunctionAreRefusedAndTheStateStay
       expect_error(error_code::failed_precondition, inside,
                    [&] { other.call<std::int64_t>(int_ops::kInc, std::int64_t{1}); });
       expect_error(error_code::failed_precondition, inside, [&] { node.barrier(); });
-      expect_error(error_code::failed_precondition, "", [&] { iso::yield(node); });
-      expect_error(error_code::failed_precondition, "", [&] { node.poll(); });
+      // Refusals of what waits or polls name where the node is, not some other place.
+      const char* no_progress = "waiting or polling inside object::inspect's function";
+      expect_error(error_code::failed_precondition, no_progress, [&] { iso::yield(node); });
+      expect_error(error_code::failed_precondition, no_progress, [&] { node.poll(); });
+      expect_error(error_code::failed_precondition,
+                   "isochron started inside object::inspect's function",
+                   [&] { iso::isochron refused(node); });
       EXPECT_FALSE(writer_ran);
       EXPECT_EQ(s.entries.size(), before);
       // Another object may be read at the same point.

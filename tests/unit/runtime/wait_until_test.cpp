@@ -86,12 +86,12 @@ TEST(WaitUntil, PassesOnTheErrorOfTheWait) {
   absl::StatusOr<bool> held;
   const int status = run_inproc(1, iso::options{}, [&](iso::node& node) {
     iso::runtime::event_loop& loop = loop_of(node);
-    loop.forbid_progress(true);
+    loop.forbid_progress("a message handler");
     held = loop.wait_until(absl::InfiniteFuture(), [&] {
       ++checks;
       return false;
     });
-    loop.forbid_progress(false);
+    loop.forbid_progress(nullptr);
   });
   EXPECT_EQ(status, 0);
   EXPECT_EQ(held.status().code(), absl::StatusCode::kFailedPrecondition);
