@@ -14,12 +14,16 @@ namespace {
 
 struct hwloc_topology_handle {
   hwloc_topology_handle() {
-    ok = hwloc_topology_init(&topo) == 0 && hwloc_topology_load(topo) == 0;
+    initialized = hwloc_topology_init(&topo) == 0;
+    ok = initialized && hwloc_topology_load(topo) == 0;
   }
-  ~hwloc_topology_handle() { hwloc_topology_destroy(topo); }
+  ~hwloc_topology_handle() {
+    if (initialized) hwloc_topology_destroy(topo);
+  }
   hwloc_topology_handle(const hwloc_topology_handle&) = delete;
   hwloc_topology_handle& operator=(const hwloc_topology_handle&) = delete;
   hwloc_topology_t topo{};
+  bool initialized = false;
   bool ok = false;
 };
 
@@ -93,6 +97,7 @@ absl::StatusOr<std::string> bind_to_allowed_core(std::uint32_t index) {
     return absl::FailedPreconditionError("hwloc cannot read this thread's CPU affinity");
   }
   const bitmap target;
+  if (target.set == nullptr) return absl::ResourceExhaustedError("hwloc cannot allocate a bitmap");
   std::uint32_t seen = 0;
   for_each_allowed_core(h, allowed.set, [&](hwloc_const_bitmap_t core) {
     if (seen++ != index) return true;

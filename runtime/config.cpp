@@ -189,8 +189,8 @@ const std::vector<setting>& settings() {
           {{"auto", wait_mode::automatic}, {"spin", wait_mode::spin}, {"block", wait_mode::block}}),
       choice_setting<cpu_binding>(
           "ISO_BIND", "binding", "auto, core or none",
-          "bind each node's thread to a core of its own; auto: for jobs of two or more nodes "
-          "that isorun started",
+          "bind each node's thread to a core of its own; auto: for isorun's jobs of two or more "
+          "nodes that take more than half of its cores",
           &options::binding,
           {{"auto", cpu_binding::automatic},
            {"core", cpu_binding::core},

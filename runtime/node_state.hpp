@@ -25,6 +25,7 @@
 #include "runtime/onesided/remote_store_client.hpp"
 #include "runtime/ordered/isotach_groups.hpp"
 #include "runtime/ordered/sequencer_groups.hpp"
+#include "runtime/progress/core_binding.hpp"
 #include "runtime/progress/event_loop.hpp"
 #include "runtime/smm/shared_memory_manager.hpp"
 
@@ -67,9 +68,9 @@ class node_state {
   // Where the job runs (node::status()); set by whoever built the node from its fabric.
   [[nodiscard]] const runtime::fabric_description& fabric() const { return fabric_; }
   void set_fabric(runtime::fabric_description description) { fabric_ = std::move(description); }
-  // Where this node's thread runs (node_status::binding); set with the fabric.
-  [[nodiscard]] const std::string& binding() const { return binding_; }
-  void set_binding(std::string where) { binding_ = std::move(where); }
+  // Where this node's thread runs (node_status::binding), bound until the node ends.
+  [[nodiscard]] const std::string& binding() const { return binding_.where(); }
+  void set_binding(runtime::thread_binding bound) { binding_ = std::move(bound); }
   [[nodiscard]] std::size_t max_message_size() const;
   [[nodiscard]] runtime::bootstrap& boot() { return *boot_; }
   [[nodiscard]] runtime::shared_memory_manager& smm() { return smm_; }
@@ -182,8 +183,9 @@ class node_state {
   }
 
  private:
+  // First: the thread gets its processors back only once everything else is gone.
+  runtime::thread_binding binding_;
   runtime::fabric_description fabric_;
-  std::string binding_ = "unbound";
   // Windows' memory: first, so that it outlives the NIC, whose thread writes into it.
   std::vector<std::vector<std::byte>> window_memory_;
   std::unique_ptr<runtime::bootstrap> boot_;

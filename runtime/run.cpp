@@ -208,16 +208,6 @@ std::unique_ptr<node> make_node(fabric& fabric, std::uint32_t rank, const job_pl
       fabric.open_bootstrap(rank, absl::FromChrono(plan.opts.barrier_timeout) / 2);
   const bool oversubscribed = runtime::job_oversubscribed(plan.env.oversubscribed, fabric.nodes());
   const bool nic_thread = nic_threaded(plan.opts, fabric.local_nodes(), oversubscribed);
-  // Before the NIC starts: its thread inherits the binding, unless it is pinned elsewhere.
-  const std::string binding = runtime::bind_node_thread(runtime::plan_binding(
-      {.mode = plan.opts.binding,
-       .isorun_processes =
-           plan.env.transport == runtime::transport_kind::shm && plan.env.shm_fd.has_value(),
-       .launcher_binds = plan.env.transport == runtime::transport_kind::ucx,
-       .local_nodes = fabric.local_nodes(),
-       .local_index = rank,
-       .nic_thread = nic_thread},
-      nicfw::allowed_cores()));
   const nicfw::engine_options nic_options{.own_thread = nic_thread,
                                           .local_nodes = fabric.local_nodes(),
                                           .local_index = rank,
@@ -240,7 +230,17 @@ std::unique_ptr<node> make_node(fabric& fabric, std::uint32_t rank, const job_pl
   auto state = std::make_unique<detail::node_state>(std::move(boot), std::move(nic), plan.opts,
                                                     fabric.windows(), waiting);
   state->set_fabric(fabric.describe());
-  state->set_binding(binding);
+  // Once the NIC's thread runs (the state started it): it keeps the processors it had, or
+  // the core pin_nic_thread gave it, and never shares this node's.
+  state->set_binding(runtime::thread_binding::bind(runtime::plan_binding(
+      {.mode = plan.opts.binding,
+       .isorun_processes =
+           plan.env.transport == runtime::transport_kind::shm && plan.env.shm_fd.has_value(),
+       .launcher_binds = plan.env.transport == runtime::transport_kind::ucx,
+       .local_nodes = fabric.local_nodes(),
+       .local_index = rank,
+       .nic_thread = nic_thread},
+      [] { return nicfw::allowed_cores(); })));
   return detail::node_state::make_node(std::move(state));
 }
 

@@ -37,23 +37,30 @@ enum class order_kind { sequencer, isotach };
 //          (isorun says so when it starts such a job), spin otherwise.
 enum class wait_mode { automatic, spin, block };
 
-// Whether a node's thread is bound to a core of its own. Unbound, the scheduler may put two
-// nodes of a job on one core for a while, where one polls while the other, whose answer it
-// waits for, cannot run: the same program then runs some times 3 to 15 times slower than
-// others. Bound one node per core (as mpirun binds its ranks), they never meet.
-//   core:  node i binds its thread to the i-th core it may use (its affinity mask), when
-//          there is a core for every node on this host, and for every NIC thread too where
-//          the NICs run on threads of their own (the NIC threads stay where options::nic
-//          puts them); otherwise it logs why and runs unbound.
+// Whether a node's thread is bound to a core of its own. Unbound on a machine the job fills,
+// the scheduler may put two nodes of a job on one core for a while, where one polls while
+// the other, whose answer it waits for, cannot run: the same program then runs some times 3
+// to 15 times slower than others. Bound one node per core, they never meet.
+//   core:  node i binds the thread that starts it to the i-th core it may use (its affinity
+//          mask; a core's hardware threads go together), when there is a core for every
+//          node on this host, and for every NIC thread too where the NICs run on threads of
+//          their own (those keep where options::nic puts them); otherwise it logs why and
+//          runs unbound. Threads the node's thread starts while bound inherit the binding;
+//          when the node ends, its thread gets back the processors it had.
 //   none:  never binds; the scheduler places the threads.
 //   automatic: core for a job of two nodes or more that isorun started with one process
-//          per node; none otherwise (one node, threads of one process, and jobs of other
-//          launchers, which bind their processes themselves: mpirun --bind-to).
+//          per node, where the job's threads (nodes, and NIC threads if any) take more than
+//          half of the cores: on a roomier machine the scheduler keeps them apart by
+//          itself, and jobs run side by side, each binding from the first core, would
+//          crowd onto the same few cores (as mpirun's do; it binds jobs of up to two
+//          processes to cores by default). none otherwise: one node, threads of one
+//          process, and other launchers' jobs (mpirun --bind-to).
 // node::status().binding says where a node runs; `isorun --bind` sets this for a job.
 enum class cpu_binding { automatic, core, none };
 
 // The cores this process may run on: its affinity mask (sched_getaffinity), which taskset,
-// cgroups and batch systems narrow; 1 if the mask cannot be read. What `automatic` compares
+// cgroups and batch systems narrow (and options::binding, on a node's thread while it is
+// bound); 1 if the mask cannot be read. What `automatic` compares
 // a job's nodes with, and what isorun counts to say that a job is oversubscribed. Never
 // blocks; thread-safe.
 [[nodiscard]] std::uint32_t usable_cores();

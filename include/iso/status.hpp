@@ -54,8 +54,9 @@ struct node_status {
   std::string fabric;
   std::string transport;
   std::string lanes;
-  // Where this node's thread runs (options::binding): "core 1 (cpus 1)" when bound, else
-  // "unbound" and, where a binding was asked for and could not be made, why.
+  // Where this node's thread runs (options::binding): "core 1 (cpus 5)" when bound (the
+  // second core of those the process may use, and its processors), else "unbound" or,
+  // where binding was tried and could not be done, "unbound: " and why.
   std::string binding;
   std::vector<peer_status> peers;  // one per node, this one included
 };

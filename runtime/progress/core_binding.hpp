@@ -1,17 +1,22 @@
 // Whether a node binds its thread to a core of its own (iso::cpu_binding), and doing so.
 // Two nodes that share a core take turns: one polls for an answer the other, descheduled,
-// cannot give until the poller's time slice ends. Unbound, the scheduler puts a job's
-// nodes on one core now and then, and runs of one program then differ by 3 to 15 times;
-// bound one per core they never meet.
+// cannot give until the poller's time slice ends. Unbound on a machine the job fills, the
+// scheduler puts a job's nodes on one core now and then, and runs of one program then
+// differ by 3 to 15 times; bound one per core they never meet.
 //
-//   const binding_plan plan = plan_binding(request, nicfw::allowed_cores());
-//   std::string where = bind_node_thread(plan);   // "core 1 (cpus 1)" or "unbound"
+//   const binding_plan plan = plan_binding(request, [] { return nicfw::allowed_cores(); });
+//   thread_binding bound = thread_binding::bind(plan);   // until `bound` is destroyed
+//   bound.where();                                       // "core 1 (cpus 1)" or "unbound"
 #pragma once
+
+#include <sched.h>
+#include <sys/types.h>
 
 #include <cstdint>
 #include <optional>
 #include <string>
 
+#include "absl/functional/function_ref.h"
 #include "iso/options.hpp"
 
 namespace iso::runtime {
@@ -37,11 +42,39 @@ struct binding_plan {
   std::string why_not;
 };
 
-// What `request` comes to on a node that may use `allowed_cores` cores. Pure.
-binding_plan plan_binding(const binding_request& request, std::uint32_t allowed_cores);
+// What `request` comes to; `allowed_cores` counts the cores the node may use (0: unknown),
+// and is called only where the answer depends on it. Pure, but for what that calls.
+// automatic binds where the job's threads take more than half of those cores: there the
+// scheduler has little room and puts nodes together; on a roomy machine it does not, and
+// jobs that ran side by side, each binding from the first core, would crowd onto the same
+// few cores.
+binding_plan plan_binding(const binding_request& request,
+                          absl::FunctionRef<std::uint32_t()> allowed_cores);
 
-// Binds the calling thread as `plan` says; returns node_status::binding's text. A binding
-// hwloc refuses is logged and leaves the thread unbound.
-std::string bind_node_thread(const binding_plan& plan);
+// The calling thread bound as a plan says, until this is destroyed (from any thread): then
+// the thread gets back the processors it had, so that nothing after the node (threads
+// started after iso::run returned, a later job in the same process) inherits the binding.
+class thread_binding {
+ public:
+  thread_binding() = default;
+  // Binds the calling thread as `plan` says. A binding that cannot be made is logged (as
+  // a warning where it was asked for) and leaves the thread unbound.
+  static thread_binding bind(const binding_plan& plan);
+  ~thread_binding();
+  thread_binding(thread_binding&& other) noexcept;
+  thread_binding& operator=(thread_binding&& other) noexcept;
+  thread_binding(const thread_binding&) = delete;
+  thread_binding& operator=(const thread_binding&) = delete;
+
+  // node_status::binding's text: "core 1 (cpus 1)", "unbound", or "unbound: <why>".
+  [[nodiscard]] const std::string& where() const { return where_; }
+
+ private:
+  void restore();
+
+  pid_t thread_ = 0;  // bound, and to be given `previous_` back; 0: nothing to restore
+  cpu_set_t previous_{};
+  std::string where_ = "unbound";
+};
 
 }  // namespace iso::runtime

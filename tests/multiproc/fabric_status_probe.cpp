@@ -1,7 +1,8 @@
 // Prints, from every node, where its job runs as node.status() says: the fabric, the
 // transport and its lanes, where its thread is bound, and the processors the kernel lets
 // that thread use ("node 0: fabric ucx, transport ..., lanes cma,self,sysv, binding core 0
-// (cpus 0), cpus 0").
+// (cpus 0), cpus 0"); then, once the job is over, the processors that thread may use then
+// ("after the job: cpus 0,1").
 #include <sched.h>
 
 #include <cstdio>
@@ -28,11 +29,13 @@ std::string affinity() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return iso::run(argc, argv, [](iso::node& node) {
+  const int status = iso::run(argc, argv, [](iso::node& node) {
     const iso::node_status s = node.status();
     std::printf("node %u: fabric %s, transport %s, lanes %s, binding %s, cpus %s\n", node.id(),
                 s.fabric.c_str(), s.transport.c_str(), s.lanes.c_str(), s.binding.c_str(),
                 affinity().c_str());
     std::fflush(stdout);
   });
+  std::printf("after the job: cpus %s\n", affinity().c_str());
+  return status;
 }

@@ -561,27 +561,45 @@ TEST(Isorun, SaysWhenTheJobHasMoreNodesThanCores) {
   }
 }
 
-// What fabric-status-probe says of each node: its binding and the processors its thread
-// may use, by node id.
+// What fabric-status-probe says of each node: its binding, the processors its thread may
+// use, and those it may use once the job is over, by node id.
 struct node_place {
   std::string binding;
   std::set<int> cpus;
+  std::set<int> after;
 };
 
+std::set<int> cpu_list(const std::string& text) {
+  std::set<int> cpus;
+  std::istringstream list(text);
+  for (std::string cpu; std::getline(list, cpu, ',');) cpus.insert(std::stoi(cpu));
+  return cpus;
+}
+
+// From the output of a job run with --tag-output.
 std::vector<node_place> places_in(const std::string& out, int nodes) {
   std::vector<node_place> places(static_cast<std::size_t>(nodes));
   for (const std::string& line : lines_of(out)) {
-    const std::size_t binding = line.find(", binding ");
-    const std::size_t cpus = line.rfind(", cpus ");
-    if (line.rfind("node ", 0) != 0 || binding == std::string::npos || cpus == std::string::npos) {
+    const std::size_t tag_end = line.find("] ");
+    if (line.rfind('[', 0) != 0 || tag_end == std::string::npos) {
+      ADD_FAILURE() << "an untagged line: " << line;
+      continue;
+    }
+    const auto id = static_cast<std::size_t>(std::stoul(line.substr(1)));
+    const std::string text = line.substr(tag_end + 2);
+    if (id >= places.size()) continue;
+    if (text.rfind("after the job: cpus ", 0) == 0) {
+      places[id].after = cpu_list(text.substr(20));
+      continue;
+    }
+    const std::size_t binding = text.find(", binding ");
+    const std::size_t cpus = text.rfind(", cpus ");
+    if (binding == std::string::npos || cpus == std::string::npos) {
       ADD_FAILURE() << "not a status line: " << line;
       continue;
     }
-    const auto id = static_cast<std::size_t>(std::stoul(line.substr(5)));
-    if (id >= places.size()) continue;
-    places[id].binding = line.substr(binding + 10, cpus - binding - 10);
-    std::istringstream list(line.substr(cpus + 7));
-    for (std::string cpu; std::getline(list, cpu, ',');) places[id].cpus.insert(std::stoi(cpu));
+    places[id].binding = text.substr(binding + 10, cpus - binding - 10);
+    places[id].cpus = cpu_list(text.substr(cpus + 7));
   }
   return places;
 }
@@ -597,13 +615,25 @@ std::set<int> own_cpus() {
   return cpus;
 }
 
+// isorun's arguments for the status probe on `nodes` nodes, after `options`.
+std::vector<std::string> probe_job(int nodes, std::vector<std::string> options = {}) {
+  std::vector<std::string> args = {"-n", std::to_string(nodes), "--tag-output"};
+  args.insert(args.end(), options.begin(), options.end());
+  args.insert(args.end(), {"--", STATUS_PROBE_PATH});
+  return args;
+}
+
+// Inline NICs, whatever the machine, so that only the nodes need cores.
+const std::vector<std::string> kInlineNics = {"ISO_NIC=inline"};
+
 // Two nodes that share a core take turns, one polling for what the other, descheduled,
-// cannot answer: isorun's nodes each take a core of their own when there is one for each,
-// and --bind none leaves them to the scheduler.
+// cannot answer: bound, isorun's nodes each run on a core of their own, and get back the
+// processors they had once the job is over (a thread started after it is not squeezed).
 TEST(Isorun, BindsEachNodeToACoreOfItsOwn) {
-  if (iso::nicfw::allowed_cores() < 2) GTEST_SKIP() << "this test needs two cores";
+  const std::uint32_t cores = iso::nicfw::allowed_cores();
+  if (cores < 2) GTEST_SKIP() << "this test needs two cores";
   const std::set<int> mine = own_cpus();
-  const outcome bound = run_isorun({"-n", "2", "--", STATUS_PROBE_PATH});
+  const outcome bound = run_isorun(probe_job(2, {"--bind", "core"}), kInlineNics);
   ASSERT_EQ(bound.exit_code, 0) << bound.err;
   const std::vector<node_place> places = places_in(bound.out, 2);
   for (std::size_t id = 0; id < places.size(); ++id) {
@@ -612,14 +642,24 @@ TEST(Isorun, BindsEachNodeToACoreOfItsOwn) {
     EXPECT_FALSE(places[id].cpus.empty()) << id;
     EXPECT_LT(places[id].cpus.size(), mine.size()) << id;
     for (const int cpu : places[id].cpus) EXPECT_EQ(mine.count(cpu), 1u) << cpu;
+    EXPECT_EQ(places[id].after, mine) << id;
   }
   for (const int cpu : places[0].cpus) EXPECT_EQ(places[1].cpus.count(cpu), 0u) << cpu;
 
-  const outcome unbound = run_isorun({"-n", "2", "--bind", "none", "--", STATUS_PROBE_PATH});
+  const outcome unbound = run_isorun(probe_job(2, {"--bind", "none"}), kInlineNics);
   ASSERT_EQ(unbound.exit_code, 0) << unbound.err;
   for (const node_place& place : places_in(unbound.out, 2)) {
     EXPECT_EQ(place.binding, "unbound");
     EXPECT_EQ(place.cpus, mine);
+  }
+
+  // Automatic: bound where the job's two nodes take more than half of the cores.
+  std::vector<std::string> automatic = kInlineNics;
+  automatic.emplace_back("ISO_BIND=auto");
+  const outcome chosen = run_isorun(probe_job(2), automatic);
+  ASSERT_EQ(chosen.exit_code, 0) << chosen.err;
+  for (const node_place& place : places_in(chosen.out, 2)) {
+    EXPECT_EQ(place.binding.starts_with("core "), cores < 4) << place.binding;
   }
 }
 
@@ -627,16 +667,18 @@ TEST(Isorun, BindsEachNodeToACoreOfItsOwn) {
 TEST(Isorun, SaysWhyANodeIsNotBound) {
   const one_core core;
   ASSERT_TRUE(core.pinned());
-  const outcome quiet = run_isorun({"-n", "2", "--", STATUS_PROBE_PATH});
+  std::vector<std::string> automatic = kInlineNics;
+  automatic.emplace_back("ISO_BIND=auto");
+  const outcome quiet = run_isorun(probe_job(2), automatic);
   ASSERT_EQ(quiet.exit_code, 0) << quiet.err;
   for (const node_place& place : places_in(quiet.out, 2)) EXPECT_EQ(place.binding, "unbound");
-  const outcome asked = run_isorun({"-n", "2", "--bind", "core", "--", STATUS_PROBE_PATH});
+  const outcome asked = run_isorun(probe_job(2, {"--bind", "core"}), kInlineNics);
   ASSERT_EQ(asked.exit_code, 0) << asked.err;
   for (const node_place& place : places_in(asked.out, 2)) {
     EXPECT_EQ(place.binding, "unbound: 2 nodes on this host, and this process may use 1 core");
   }
   EXPECT_TRUE(contains(asked.err, "not binding to a core")) << asked.err;
-  const outcome bad = run_isorun({"-n", "2", "--bind", "socket", "--", STATUS_PROBE_PATH});
+  const outcome bad = run_isorun(probe_job(2, {"--bind", "socket"}));
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_TRUE(contains(bad.err, "--bind takes 'auto', 'core' or 'none', not 'socket'")) << bad.err;
 }

@@ -156,8 +156,9 @@ options:
   --bind HOW           core: node i runs on the i-th core isorun may use (its CPU
                        affinity), when there is one for every node (and for every NIC
                        thread); none: the scheduler places the nodes; auto (the default):
-                       core for jobs of two or more nodes with one process each. Sets
-                       ISO_BIND for the nodes; node.status().binding says where each runs
+                       core for jobs of two or more nodes, one process each, that take
+                       more than half of those cores. Sets ISO_BIND for the nodes (over
+                       the environment's); node.status().binding says where each runs
   --timeout S          stop the job if it has not finished after S seconds (fractions
                        allowed); isorun then exits 124
   --tag-output         prefix every line a node writes with "[i] " (its node id)
@@ -178,6 +179,7 @@ environment of each node:
   ISO_OVERSUBSCRIBED  1 when N exceeds the cores isorun may use (its CPU affinity), else
                    0; isorun then says so on stderr, and nodes that wait for another sleep
                    until a packet comes instead of polling (ISO_WAIT=auto)
+  ISO_BIND         auto, core or none, as --bind says (only when --bind is given)
 
 Each node is joined once: a second process claiming a node that is already running (a
 second iso program run after the first in one node, a process that opened the segment

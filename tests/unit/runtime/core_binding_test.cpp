@@ -11,7 +11,11 @@ namespace {
 using iso::cpu_binding;
 using iso::runtime::binding_plan;
 using iso::runtime::binding_request;
-using iso::runtime::plan_binding;
+
+// plan_binding with a fixed count of cores.
+binding_plan plan_binding(const binding_request& request, std::uint32_t cores) {
+  return iso::runtime::plan_binding(request, [cores] { return cores; });
+}
 
 binding_request isorun_job(cpu_binding mode, std::uint32_t nodes, std::uint32_t index) {
   return {.mode = mode,
@@ -22,14 +26,45 @@ binding_request isorun_job(cpu_binding mode, std::uint32_t nodes, std::uint32_t 
           .nic_thread = false};
 }
 
-// Node i of an isorun job takes the i-th core it may use, one node per core.
+// Node i of an isorun job that takes more than half of the cores takes the i-th core it
+// may use, one node per core.
 TEST(CoreBinding, AutomaticBindsEachNodeOfAnIsorunJobToItsOwnCore) {
-  for (std::uint32_t index = 0; index < 4; ++index) {
-    const binding_plan plan = plan_binding(isorun_job(cpu_binding::automatic, 4, index), 4);
-    ASSERT_TRUE(plan.core.has_value()) << index;
-    EXPECT_EQ(*plan.core, index);
-    EXPECT_EQ(plan.why_not, "");
+  for (const std::uint32_t cores : {4u, 7u}) {
+    for (std::uint32_t index = 0; index < 4; ++index) {
+      const binding_plan plan = plan_binding(isorun_job(cpu_binding::automatic, 4, index), cores);
+      ASSERT_TRUE(plan.core.has_value()) << index;
+      EXPECT_EQ(*plan.core, index);
+      EXPECT_EQ(plan.why_not, "");
+    }
   }
+}
+
+// On a roomy machine the scheduler keeps the nodes apart by itself, and jobs run side by
+// side would crowd onto the same first cores: automatic leaves them unbound, core binds.
+TEST(CoreBinding, AutomaticLeavesAJobOfHalfTheCoresOrLessUnbound) {
+  EXPECT_FALSE(plan_binding(isorun_job(cpu_binding::automatic, 4, 0), 8).core);
+  EXPECT_FALSE(plan_binding(isorun_job(cpu_binding::automatic, 2, 1), 16).core);
+  ASSERT_TRUE(plan_binding(isorun_job(cpu_binding::core, 2, 1), 16).core.has_value());
+  binding_request nic = isorun_job(cpu_binding::automatic, 3, 2);
+  nic.nic_thread = true;  // six threads
+  EXPECT_FALSE(plan_binding(nic, 12).core);
+  ASSERT_TRUE(plan_binding(nic, 11).core.has_value());
+}
+
+// The cores are counted only where the answer depends on them: counting loads the
+// machine's topology.
+TEST(CoreBinding, CountsCoresOnlyWhereItMatters) {
+  int counted = 0;
+  const auto count = [&counted] {
+    ++counted;
+    return 4u;
+  };
+  binding_request one = isorun_job(cpu_binding::automatic, 1, 0);
+  (void)iso::runtime::plan_binding(one, count);
+  (void)iso::runtime::plan_binding(isorun_job(cpu_binding::none, 2, 0), count);
+  EXPECT_EQ(counted, 0);
+  (void)iso::runtime::plan_binding(isorun_job(cpu_binding::automatic, 2, 0), count);
+  EXPECT_EQ(counted, 1);
 }
 
 // Too few cores, one node, threads of one process, another launcher's job, a NIC thread
@@ -49,9 +84,9 @@ TEST(CoreBinding, AutomaticStaysUnboundWhereBindingCouldHurt) {
   const binding_plan crowded = plan_binding(nic, 3);
   EXPECT_FALSE(crowded.core);
   EXPECT_EQ(crowded.why_not, "");
-  const binding_plan roomy = plan_binding(nic, 4);
-  ASSERT_TRUE(roomy.core.has_value());
-  EXPECT_EQ(*roomy.core, 1u);
+  const binding_plan fitting = plan_binding(nic, 4);
+  ASSERT_TRUE(fitting.core.has_value());
+  EXPECT_EQ(*fitting.core, 1u);
 }
 
 // Asked for, a binding is made wherever there are cores (threads of one process, a job of
