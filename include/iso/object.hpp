@@ -488,8 +488,9 @@ class object {
   // Where: a replicated object (this node's replica), or a single copy this node owns now.
   // A single copy elsewhere is failed_precondition naming the object and the node that
   // keeps it; inspect never asks another node (read it with an operation, or migrate it
-  // here). A replica or a copy on its way to this node is waited for, as a call waits
-  // (but refused inside another inspection's f, where no wait may run).
+  // here). A replica or a copy on its way to this node is waited for, as a call waits: for
+  // up to options::object_call_timeout, then deadline_exceeded naming the node it was to
+  // come from (refused inside another inspection's f, where no wait may run).
   // An automatic object is inspected where it is now; an inspection is no call, so it does
   // not count in its placement decisions (inspect objects placed replicated or single_copy).
   //

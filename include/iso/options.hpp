@@ -76,6 +76,8 @@ struct options {
   // How long a call to a single copy on another node waits for a sign of life from the
   // owner (its reply, or its note that the call waits there for a guard) before it ends
   // with deadline_exceeded (iso/object.hpp). A guarded call the owner has queued waits on.
+  // Also how long a call or an inspection waits for a replica or a copy on its way to
+  // this node.
   std::chrono::milliseconds object_call_timeout{60'000};
   // Visit peers in a random order when polling, to expose code that relies on an order
   // the runtime does not promise (on by default in debug builds).

@@ -59,10 +59,7 @@ absl::StatusOr<const void*> object_table::begin_inspection(object_id id,
             "and an inspection cannot wait inside another",
             what, inspected_, replicated ? "replica" : "copy", self_));
       }
-      absl::Status arrived = replicated ? wait_for_replica(e) : loop_.wait_for([&] {
-        return e.owner != self_ || e.state || e.where != object_placement::single_copy;
-      });
-      if (!arrived.ok()) return arrived;
+      if (absl::Status s = wait_for_state(e, what); !s.ok()) return s;
       continue;
     }
     // As a read operation: writes already delivered here (under the isotach order, of a

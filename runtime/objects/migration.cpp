@@ -73,6 +73,7 @@ void object_table::apply_migrate(const ordered_delivery& d, object_id id, std::u
     if (d.sender == self_) complete(call, {});
     return;
   }
+  object.previous_owner = object.owner;
   object.owner = to;
   ++object.moves;
   reset_uses(object);

@@ -418,7 +418,7 @@ absl::StatusOr<std::uint64_t> object_table::start(object_id id, operation_id op_
     if (e.where == object_placement::replicated) {
       if (!e.state) {
         // Replicated by automatic placement: the replica may still be on its way here.
-        if (absl::Status s = wait_for_replica(e); !s.ok()) {
+        if (absl::Status s = wait_for_state(e, describe(e.id, e.type->name, op)); !s.ok()) {
           pending_.erase(call);
           return s;
         }
@@ -436,10 +436,7 @@ absl::StatusOr<std::uint64_t> object_table::start(object_id id, operation_id op_
     }
     // A copy on its way here: wait for it (or for it to move on, or to become replicas).
     if (e.owner == self_ && !e.state) {
-      if (absl::Status s = loop_.wait_for([&] {
-            return e.owner != self_ || e.state || e.where != object_placement::single_copy;
-          });
-          !s.ok()) {
+      if (absl::Status s = wait_for_state(e, describe(e.id, e.type->name, op)); !s.ok()) {
         pending_.erase(call);
         return s;
       }

@@ -192,6 +192,8 @@ class object_table final : public delivery_unit {
     std::shared_ptr<const object_type::impl> type;
     object_placement where = object_placement::replicated;
     comm::node_id owner = 0;
+    // The owner before the last move: where a copy on its way to this node comes from.
+    comm::node_id previous_owner = 0;
     state_ptr state;
     std::uint64_t writes = 0;
     std::deque<waiting_call> queue;
@@ -362,7 +364,10 @@ class object_table final : public delivery_unit {
   [[nodiscard]] bool ordered_to_single_copy(const ordered_delivery& d, object_id id,
                                             std::uint32_t op, std::uint64_t call);
   [[nodiscard]] absl::Status redo(std::uint64_t call);
-  [[nodiscard]] absl::Status wait_for_replica(entry& e);
+  // Waits, bounded by the call time-out, until `e`'s replica or copy on its way here has
+  // come, or its placement moved on (the caller looks again). Errors: DeadlineExceeded
+  // naming `what`, this node and the node it comes from; those of the wait.
+  [[nodiscard]] absl::Status wait_for_state(entry& e, const std::string& what);
   [[nodiscard]] absl::Status report_reads(entry& e);
   [[nodiscard]] std::vector<std::byte> packed_copy(const entry& e, bool replica) const;
 

@@ -314,10 +314,21 @@ absl::Status object_table::redo(std::uint64_t call) {
   return absl::OkStatus();
 }
 
-absl::Status object_table::wait_for_replica(entry& e) {
-  // Or until it is a single copy again: the caller then dispatches the call anew.
-  return loop_.wait_for(
-      [&] { return static_cast<bool>(e.state) || e.where != object_placement::replicated; });
+absl::Status object_table::wait_for_state(entry& e, const std::string& what) {
+  const bool replica = e.where == object_placement::replicated;
+  // A replica comes from the owner that switched the object to replicas; a copy from the
+  // owner before the move here.
+  const comm::node_id from = replica ? e.owner : e.previous_owner;
+  absl::StatusOr<bool> came = loop_.wait_until(absl::Now() + call_timeout_, [&] {
+    if (e.state) return true;
+    if (replica) return e.where != object_placement::replicated;
+    return e.owner != self_ || e.where != object_placement::single_copy;
+  });
+  if (!came.ok()) return came.status();
+  if (*came) return absl::OkStatus();
+  return absl::DeadlineExceededError(absl::StrFormat(
+      "%s on node %u: within %s, the object's %s did not come here from node %u", what, self_,
+      absl::FormatDuration(call_timeout_), replica ? "replica" : "copy", from));
 }
 
 absl::Status object_table::report_reads(entry& e) {

@@ -7,9 +7,11 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "iso/iso.hpp"
@@ -289,6 +291,44 @@ TEST(ObjectInspectMisuse, RefusedInsideAnIsochronAndInsideAnOperation) {
     self = nullptr;
   });
   EXPECT_EQ(status, 0);
+}
+
+// A copy on its way here is waited for, bounded: an owner busy elsewhere (it makes no
+// progress, so it never ships the copy) is named when the wait gives up, and the copy still
+// comes afterwards, nothing lost. A call waits the same way.
+TEST(ObjectInspectWaits, ACopyThatDoesNotComeIsGivenUpOnNamingWhereItComesFrom) {
+  const iso::object_type int_type = iso::test::make_int_type();
+  iso::options opts = iso::test::object_job_options();
+  opts.nic = iso::nic_mode::thread;  // node 0's NIC orders the move while its host is busy
+  opts.object_call_timeout = std::chrono::milliseconds(200);
+  std::atomic<bool> gave_up{false};
+  const int status = run_inproc(2, opts, [&](iso::node& node) {
+    iso::object x(node, int_type, {.placement = object_placement::single_copy, .owner = 0});
+    if (node.id() == 0) x.call<std::int64_t>(int_ops::kInc, std::int64_t{7});
+    node.barrier();
+    if (node.id() == 0) {
+      // No call into the runtime until node 1 gave up (or for 30 s, had its waits no bound).
+      const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+      while (!gave_up.load() && std::chrono::steady_clock::now() < limit) {
+        std::this_thread::yield();
+      }
+    } else {
+      x.migrate(1);
+      const char* gone = "the object's copy did not come here from node 0";
+      expect_error(error_code::deadline_exceeded, gone,
+                   [&] { (void)x.inspect<std::int64_t>([](const std::int64_t& v) { return v; }); });
+      expect_error(error_code::deadline_exceeded, gone,
+                   [&] { (void)x.read<std::int64_t>(int_ops::kValue); });
+      gave_up = true;
+    }
+    node.barrier();
+    if (node.id() == 1) {
+      EXPECT_EQ(x.inspect<std::int64_t>([](const std::int64_t& v) { return v; }), 7);
+    }
+    node.barrier();
+  });
+  EXPECT_EQ(status, 0);
+  EXPECT_TRUE(gave_up.load());
 }
 
 }  // namespace
