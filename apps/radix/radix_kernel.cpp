@@ -28,6 +28,35 @@ void scatter(std::span<const std::uint32_t> keys, unsigned pass, unsigned radix_
   for (const std::uint32_t k : keys) out[next[digit(k, pass, radix_bits)]++] = k;
 }
 
+void scatter_parts(std::span<const std::uint32_t> keys, unsigned pass, unsigned radix_bits,
+                   std::span<const run_part> parts) {
+  // Where each digit's next key goes, and where its current part ends.
+  std::vector<std::uint32_t*> at(std::size_t{1} << radix_bits);
+  std::vector<std::uint32_t*> end(at.size());
+  std::vector<std::uint32_t> part(at.size());  // the index in `parts` of the next part
+  // Moves digit `d` on to its next part that has room (none: the counts ruled out a key
+  // more, and the cursor stays at an end no key reaches).
+  auto next_part = [&](std::size_t d) {
+    const std::size_t last = (d + 1) * kPartsPerDigit;
+    while (part[d] < last && parts[part[d]].count == 0) ++part[d];
+    if (part[d] == last) return;
+    at[d] = parts[part[d]].at;
+    end[d] = at[d] + parts[part[d]].count;
+    ++part[d];
+  };
+  for (std::size_t d = 0; d < at.size(); ++d) {
+    part[d] = static_cast<std::uint32_t>(d * kPartsPerDigit);
+    next_part(d);
+  }
+  for (const std::uint32_t k : keys) {
+    const std::uint32_t d = digit(k, pass, radix_bits);
+    *at[d]++ = k;
+    if (at[d] == end[d]) [[unlikely]] {
+      next_part(d);
+    }
+  }
+}
+
 void sort(std::span<std::uint32_t> keys, std::span<std::uint32_t> scratch, unsigned radix_bits) {
   std::vector<std::uint32_t> counts(std::size_t{1} << radix_bits);
   std::span<std::uint32_t> from = keys;

@@ -39,6 +39,19 @@ void count_digits(std::span<const std::uint32_t> keys, unsigned pass, unsigned r
 void scatter(std::span<const std::uint32_t> keys, unsigned pass, unsigned radix_bits,
              std::span<std::uint32_t> next, std::span<std::uint32_t> out);
 
+// Where some of one digit's keys go: `count` slots from `at` on.
+struct run_part {
+  std::uint32_t* at = nullptr;
+  std::uint32_t count = 0;
+};
+inline constexpr std::size_t kPartsPerDigit = 3;
+
+// As scatter, with each digit's run in up to kPartsPerDigit parts anywhere in memory:
+// parts[kPartsPerDigit * d + i] for digit d, filled in order (count 0: no such part), their
+// counts adding up to the keys of digit d. Stable: keys of one digit keep their order.
+void scatter_parts(std::span<const std::uint32_t> keys, unsigned pass, unsigned radix_bits,
+                   std::span<const run_part> parts);
+
 // The whole sort, sequentially: `keys` sorted, using `scratch` (as large).
 void sort(std::span<std::uint32_t> keys, std::span<std::uint32_t> scratch, unsigned radix_bits);
 
