@@ -35,6 +35,7 @@
 #include "apps/common/partition.hpp"
 #include "apps/common/report.hpp"
 #include "apps/common/shared_blocks.hpp"
+#include "apps/common/window_blocks.hpp"
 #include "apps/radix/radix_kernel.hpp"
 
 namespace {
@@ -70,36 +71,23 @@ struct key_blocks {
 
   // The keys of this node's block in window `which`.
   std::span<std::uint32_t> own(iso::node& node, unsigned which) const {
-    const std::span<std::byte> bytes = node.local(windows[which]);
-    return {reinterpret_cast<std::uint32_t*>(bytes.data()),
-            block_of(keys, node.count(), node.id()).size()};
+    return iso::apps::window_values<std::uint32_t>(node, windows[which],
+                                                   block_of(keys, node.count(), node.id()).size());
   }
 };
 
-// Stores `run` at positions [first, first + run.size()) of the key array in window `which`:
-// into this node's block directly, into the others' with puts of at most a message each.
+// Puts `run`, keys of other nodes' blocks, at positions [first, first + run.size()) of the
+// key array in window `which`.
 void put_run(iso::node& node, const key_blocks& blocks, unsigned which, std::size_t first,
              std::span<const std::uint32_t> run) {
   const std::size_t last = first + run.size();
-  const std::size_t most = node.max_message_size() / sizeof(std::uint32_t);
   for (iso::node_id p = 0; p < node.count(); ++p) {
     const block_range b = block_of(blocks.keys, node.count(), p);
     const std::size_t from = std::max(first, b.begin);
     const std::size_t to = std::min(last, b.end);
     if (from >= to) continue;
-    std::span<const std::uint32_t> part = run.subspan(from - first, to - from);
-    if (p == node.id()) {
-      std::copy(part.begin(), part.end(),
-                blocks.own(node, which).begin() + static_cast<std::ptrdiff_t>(from - b.begin));
-      continue;
-    }
-    std::size_t offset = (from - b.begin) * sizeof(std::uint32_t);
-    while (!part.empty()) {
-      const std::span<const std::uint32_t> piece = part.first(std::min(part.size(), most));
-      node.put(blocks.windows[which], p, offset, std::as_bytes(piece));
-      offset += piece.size_bytes();
-      part = part.subspan(piece.size());
-    }
+    iso::apps::put_values(node, blocks.windows[which], p, from - b.begin,
+                          run.subspan(from - first, to - from));
   }
 }
 
