@@ -290,6 +290,7 @@ absl::Status node_state::rendezvous(std::uint64_t digest, std::string_view call)
   const std::uint64_t ticket = boot_->barrier_arrive(digest);
   const absl::Time deadline = absl::Now() + absl::FromChrono(options_.barrier_timeout);
   absl::Status outcome;
+  const runtime::event_loop::unannounced_wait unannounced(loop_);
   absl::Status waited = loop_.wait_for([&] {
     absl::StatusOr<bool> passed = boot_->barrier_passed(ticket);
     if (!passed.ok()) {

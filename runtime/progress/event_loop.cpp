@@ -125,22 +125,27 @@ absl::Status event_loop::wait_rounds(absl::FunctionRef<bool()> done) {
       continue;
     }
     sleeps_.fetch_add(1, std::memory_order_relaxed);
+    const absl::Duration longest =
+        unannounced_waits_ > 0 ? std::min(policy_.sleep, kUnannouncedSleep) : policy_.sleep;
     if (!nic_.runs_inline()) {
       // A ring for a pulse that closed after this round looked is heard: the NIC rings
       // for closes too (engine::ring_host_on_close_for), not only for deliveries.
-      nic_.channel().host_wait(policy_.sleep, [this] { return nic_.time().closed <= closed_ran_; });
+      nic_.channel().host_wait(longest, [this] { return nic_.time().closed <= closed_ran_; });
     } else if (policy_.doze > absl::ZeroDuration()) {
       const absl::Time now = absl::Now();
       if (quiet_since == absl::InfiniteFuture()) quiet_since = now;
       if (now - quiet_since < policy_.doze) {
-        nic_.doze(policy_.doze - (now - quiet_since));
+        nic_.doze(std::min(longest, policy_.doze - (now - quiet_since)));
       } else {
-        nic_.wait(policy_.sleep);  // parks first: nobody needed this node for a while
+        nic_.wait(longest);  // parks first: nobody needed this node for a while
       }
     } else {
-      nic_.wait(policy_.sleep);
+      nic_.wait(longest);
     }
-    idle = 0;
+    // Polls again from the start; but a wait that wakes every kUnannouncedSleep must not
+    // poll and yield each time: there a round that finds nothing sleeps again at once (one
+    // that finds work starts the polling over).
+    idle = unannounced_waits_ > 0 ? policy_.spin_polls + policy_.yield_polls - 1 : 0;
   }
   return absl::OkStatus();
 }
