@@ -14,7 +14,8 @@
 //      which every node's block holds its keys for the next pass.
 // The blocks alternate between two windows: a pass reads one and puts into the other, so
 // a node still reading its keys is never written to by a node that has moved on (the
-// barrier of step 1 separates a window's last reads from the next puts into it).
+// barrier that ends a pass separates a window's last reads from the next pass's puts into
+// it).
 //
 // Through isotach memory instead (every key a block write into its owner's copy, read back
 // by the owner), the exchange cost more than the sort: 0.72x the sequential version on 2

@@ -73,7 +73,8 @@ void object_table::apply_migrate(const ordered_delivery& d, object_id id, std::u
     if (d.sender == self_) complete(call, {});
     return;
   }
-  object.previous_owner = object.owner;
+  // A second move to the same node keeps where the copy on its way comes from.
+  if (object.owner != to) object.previous_owner = object.owner;
   object.owner = to;
   ++object.moves;
   reset_uses(object);

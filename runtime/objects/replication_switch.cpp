@@ -316,9 +316,10 @@ absl::Status object_table::redo(std::uint64_t call) {
 
 absl::Status object_table::wait_for_state(entry& e, const std::string& what) {
   const bool replica = e.where == object_placement::replicated;
-  // A replica comes from the owner that switched the object to replicas; a copy from the
-  // owner before the move here.
-  const comm::node_id from = replica ? e.owner : e.previous_owner;
+  // A replica comes from the owner that switched the object to replicas (unless that is
+  // this node, whose copy was itself still on its way); a copy from the owner before the
+  // move here.
+  const comm::node_id from = replica && e.owner != self_ ? e.owner : e.previous_owner;
   absl::StatusOr<bool> came = loop_.wait_until(absl::Now() + call_timeout_, [&] {
     if (e.state) return true;
     if (replica) return e.where != object_placement::replicated;

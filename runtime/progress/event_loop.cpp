@@ -126,7 +126,10 @@ absl::Status event_loop::wait_rounds(absl::FunctionRef<bool()> done) {
     }
     sleeps_.fetch_add(1, std::memory_order_relaxed);
     const absl::Duration longest =
-        unannounced_waits_ > 0 ? std::min(policy_.sleep, kUnannouncedSleep) : policy_.sleep;
+        unannounced_waits_ > 0
+            ? std::min(policy_.sleep,
+                       std::max(kUnannouncedSleep, (absl::Now() - unannounced_since_) / 8))
+            : policy_.sleep;
     if (!nic_.runs_inline()) {
       // A ring for a pulse that closed after this round looked is heard: the NIC rings
       // for closes too (engine::ring_host_on_close_for), not only for deliveries.
@@ -142,9 +145,9 @@ absl::Status event_loop::wait_rounds(absl::FunctionRef<bool()> done) {
     } else {
       nic_.wait(longest);
     }
-    // Polls again from the start; but a wait that wakes every kUnannouncedSleep must not
-    // poll and yield each time: there a round that finds nothing sleeps again at once (one
-    // that finds work starts the polling over).
+    // Polls again from the start; but an unannounced wait, which wakes often, must not poll
+    // and yield each time: there a round that finds nothing sleeps again at once (one that
+    // finds work starts the polling over).
     idle = unannounced_waits_ > 0 ? policy_.spin_polls + policy_.yield_polls - 1 : 0;
   }
   return absl::OkStatus();

@@ -93,7 +93,8 @@ class event_loop {
 
   [[nodiscard]] nicfw::engine& nic() { return nic_; }
   [[nodiscard]] const waiter_policy& policy() const { return policy_; }
-  // From now on, `policy` (tests: sleeps of seconds turn a missed wake-up into a long wait).
+  // From now on, `policy` (tests: sleeps of seconds turn a missed wake-up into a long
+  // wait). The node's thread only.
   void set_policy(const waiter_policy& policy) { policy_ = policy; }
 
   // Registers `unit` for deliveries of `kinds` (not `direct`: see add_direct_unit), and,
@@ -160,13 +161,17 @@ class event_loop {
   void set_fiber_switch(fiber_switch* fibers) { fibers_ = fibers; }
   // Whether waits go to a fiber switch: a wait outside wait_for() holds every fiber.
   [[nodiscard]] bool runs_fibers() const { return fibers_ != nullptr; }
-  // For a wait whose end no packet announces: a barrier passes in the job's shared memory,
-  // beside the NICs, and rings none of the bells a waiting node sleeps on. While one is
-  // alive, the loop sleeps at most kUnannouncedSleep at a time, so that the wait notices
-  // its end soon after it came rather than after a whole sleep (policy().sleep, 50 ms).
+  // For a wait whose end no packet announces: a barrier passes beside the NICs (in the
+  // job's shared memory, or in the launcher's fence), and rings none of the bells a waiting
+  // node sleeps on. While one is alive, the loop sleeps at most an eighth of how long the
+  // outermost one has lasted, and at least kUnannouncedSleep, so that the wait notices its
+  // end soon after it came rather than after a whole sleep (policy().sleep, 50 ms), and a
+  // long wait still leaves the core to a node that computes meanwhile.
   class unannounced_wait {
    public:
-    explicit unannounced_wait(event_loop& loop) : loop_(loop) { ++loop_.unannounced_waits_; }
+    explicit unannounced_wait(event_loop& loop) : loop_(loop) {
+      if (loop_.unannounced_waits_++ == 0) loop_.unannounced_since_ = absl::Now();
+    }
     ~unannounced_wait() { --loop_.unannounced_waits_; }
     unannounced_wait(const unannounced_wait&) = delete;
     unannounced_wait& operator=(const unannounced_wait&) = delete;
@@ -229,8 +234,9 @@ class event_loop {
   std::uint64_t closed_ran_ = 0;  // the NIC's closed pulse as the last round took it
   std::atomic<std::uint64_t> sleeps_{0};
   mutable std::uint64_t job_checks_ = 0;
-  int unannounced_waits_ = 0;  // unannounced_wait scopes alive
-  std::uint64_t polls_ = 0;    // see note_poll()
+  int unannounced_waits_ = 0;     // unannounced_wait scopes alive
+  absl::Time unannounced_since_;  // when the outermost one began
+  std::uint64_t polls_ = 0;       // see note_poll()
   const char* forbidden_inside_ = nullptr;
   absl::Status failure_;
 };

@@ -312,6 +312,9 @@ TEST(ObjectInspectWaits, ACopyThatDoesNotComeIsGivenUpOnNamingWhereItComesFrom) 
       while (!gave_up.load() && std::chrono::steady_clock::now() < limit) {
         std::this_thread::yield();
       }
+      // Applies the move and ships the copy now, not only inside the barrier below, which
+      // node 1 may pass at once: its inspection after it waits object_call_timeout too.
+      node.poll();
     } else {
       x.migrate(1);
       const char* gone = "the object's copy did not come here from node 0";
