@@ -370,6 +370,12 @@ std::uint32_t shm_segment::barrier_arrive() {
     h.barrier_arrived.store(0, std::memory_order_relaxed);
     h.barrier_generation.fetch_add(1, std::memory_order_release);
     futex_wake_all(&h.barrier_generation);
+    // A node waiting in the runtime sleeps on its transport doorbell (an inline NIC's), not
+    // on the generation: the barrier's end wakes it there too.
+    std::byte* fabric = base_ + fabric_offset(layout_.nodes);
+    for (std::uint32_t node = 0; node < layout_.nodes; ++node) {
+      reinterpret_cast<doorbell*>(fabric + layout_.doorbell_offset(node))->ring();
+    }
   }
   return generation;
 }
