@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <initializer_list>
 #include <string>
+#include <utility>
 
 #include "iso/options.hpp"
 
@@ -22,43 +24,42 @@ class scoped_env {
   std::string name_;
 };
 
+// Each of `names`, set in `variable`, gives its value in `member` (over `other`, set in
+// code); `unknown` is invalid_argument, with `refusal` in the message.
+template <typename E>
+void expect_names(const char* variable, E iso::options::*member, E other,
+                  std::initializer_list<std::pair<const char*, E>> names, const char* unknown,
+                  const std::string& refusal) {
+  for (const auto& [text, value] : names) {
+    const scoped_env env(variable, text);
+    iso::options requested;
+    requested.*member = other;
+    const absl::StatusOr<iso::options> effective = iso::runtime::apply_environment(requested);
+    ASSERT_TRUE(effective.ok()) << effective.status();
+    EXPECT_EQ((*effective).*member, value) << text;
+  }
+  const scoped_env env(variable, unknown);
+  const absl::StatusOr<iso::options> bad = iso::runtime::apply_environment({});
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find(refusal), std::string::npos) << bad.status();
+}
+
 // The NIC's mode keeps its user-facing names: ISO_NIC's values, options::nic, and the
 // enum's earlier name, iso::nic_placement.
 TEST(Config, IsoNicSetsTheNicMode) {
-  for (const auto& [text, mode] :
-       {std::pair{"thread", iso::nic_mode::thread}, std::pair{"inline", iso::nic_mode::inline_poll},
-        std::pair{"auto", iso::nic_mode::automatic}}) {
-    const scoped_env env("ISO_NIC", text);
-    iso::options requested;
-    requested.nic = iso::nic_placement::thread;
-    const absl::StatusOr<iso::options> effective = iso::runtime::apply_environment(requested);
-    ASSERT_TRUE(effective.ok()) << effective.status();
-    EXPECT_EQ(effective->nic, mode) << text;
-  }
-  const scoped_env env("ISO_NIC", "carrier-pigeon");
-  const absl::StatusOr<iso::options> bad = iso::runtime::apply_environment({});
-  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(bad.status().message().find("carrier-pigeon"), std::string::npos) << bad.status();
+  expect_names<iso::nic_placement>("ISO_NIC", &iso::options::nic, iso::nic_placement::thread,
+                                   {{"thread", iso::nic_mode::thread},
+                                    {"inline", iso::nic_mode::inline_poll},
+                                    {"auto", iso::nic_mode::automatic}},
+                                   "carrier-pigeon", "carrier-pigeon");
 }
 
 TEST(Config, IsoWaitSetsHowNodesWait) {
-  for (const auto& [text, mode] :
-       {std::pair{"spin", iso::wait_mode::spin}, std::pair{"block", iso::wait_mode::block},
-        std::pair{"auto", iso::wait_mode::automatic}}) {
-    const scoped_env env("ISO_WAIT", text);
-    iso::options requested;
-    requested.wait = iso::wait_mode::spin;
-    const absl::StatusOr<iso::options> effective = iso::runtime::apply_environment(requested);
-    ASSERT_TRUE(effective.ok()) << effective.status();
-    EXPECT_EQ(effective->wait, mode) << text;
-  }
-  {
-    const scoped_env env("ISO_WAIT", "politely");
-    const absl::StatusOr<iso::options> bad = iso::runtime::apply_environment({});
-    EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
-    EXPECT_NE(bad.status().message().find("ISO_WAIT is 'politely'"), std::string::npos)
-        << bad.status();
-  }
+  expect_names<iso::wait_mode>("ISO_WAIT", &iso::options::wait, iso::wait_mode::spin,
+                               {{"spin", iso::wait_mode::spin},
+                                {"block", iso::wait_mode::block},
+                                {"auto", iso::wait_mode::automatic}},
+                               "politely", "ISO_WAIT is 'politely'");
   iso::options odd;
   odd.wait = static_cast<iso::wait_mode>(7);
   const absl::StatusOr<iso::options> bad = iso::runtime::apply_environment(odd);
@@ -67,22 +68,11 @@ TEST(Config, IsoWaitSetsHowNodesWait) {
 }
 
 TEST(Config, IsoBindSetsTheBinding) {
-  for (const auto& [text, mode] :
-       {std::pair{"core", iso::cpu_binding::core}, std::pair{"none", iso::cpu_binding::none},
-        std::pair{"auto", iso::cpu_binding::automatic}}) {
-    const scoped_env env("ISO_BIND", text);
-    iso::options requested;
-    requested.binding = iso::cpu_binding::none;
-    const absl::StatusOr<iso::options> effective = iso::runtime::apply_environment(requested);
-    ASSERT_TRUE(effective.ok()) << effective.status();
-    EXPECT_EQ(effective->binding, mode) << text;
-  }
-  const scoped_env env("ISO_BIND", "socket");
-  const absl::StatusOr<iso::options> bad = iso::runtime::apply_environment({});
-  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(bad.status().message().find("ISO_BIND is 'socket'; expected auto, core or none"),
-            std::string::npos)
-      << bad.status();
+  expect_names<iso::cpu_binding>("ISO_BIND", &iso::options::binding, iso::cpu_binding::none,
+                                 {{"core", iso::cpu_binding::core},
+                                  {"none", iso::cpu_binding::none},
+                                  {"auto", iso::cpu_binding::automatic}},
+                                 "socket", "ISO_BIND is 'socket'; expected auto, core or none");
 }
 
 // The transport fault that shows paranoid mode at work is a test setting: not a field of
