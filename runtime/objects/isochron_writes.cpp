@@ -14,11 +14,7 @@ namespace iso::runtime {
 absl::StatusOr<std::uint64_t> object_table::start_in_isochron(
     object_id id, operation_id op_id, std::span<const std::byte> args,
     const absl::Status& isochron_problem) {
-  if (loop_.progress_forbidden()) {
-    return absl::FailedPreconditionError(
-        absl::StrFormat("object %u: operation %u called inside %s; operations cannot nest", id,
-                        op_id, loop_.forbidden_inside()));
-  }
+  if (absl::Status s = refuse_nested_call(id, op_id); !s.ok()) return s;
   absl::StatusOr<entry*> found = find(id, "object call in an isochron");
   if (!found.ok()) return found.status();
   entry& e = **found;

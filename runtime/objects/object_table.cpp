@@ -364,13 +364,16 @@ absl::StatusOr<std::vector<std::byte>> object_table::invoke(object_id id, operat
   return finish(*call);
 }
 
+absl::Status object_table::refuse_nested_call(object_id id, operation_id op_id) const {
+  if (!loop_.progress_forbidden()) return absl::OkStatus();
+  return absl::FailedPreconditionError(
+      absl::StrFormat("object %u: operation %u called inside %s; operations cannot nest", id, op_id,
+                      loop_.forbidden_inside()));
+}
+
 absl::StatusOr<std::uint64_t> object_table::start(object_id id, operation_id op_id,
                                                   std::span<const std::byte> args, bool read_path) {
-  if (loop_.progress_forbidden()) {
-    return absl::FailedPreconditionError(
-        absl::StrFormat("object %u: operation %u called inside %s; operations cannot nest", id,
-                        op_id, loop_.forbidden_inside()));
-  }
+  if (absl::Status s = refuse_nested_call(id, op_id); !s.ok()) return s;
   if (absl::Status s = dispatch_dropped(); !s.ok()) return s;
   absl::StatusOr<entry*> found = find(id, "object call");
   if (!found.ok()) return found.status();

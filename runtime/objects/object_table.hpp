@@ -364,6 +364,9 @@ class object_table final : public delivery_unit {
   [[nodiscard]] bool ordered_to_single_copy(const ordered_delivery& d, object_id id,
                                             std::uint32_t op, std::uint64_t call);
   [[nodiscard]] absl::Status redo(std::uint64_t call);
+  // FailedPrecondition where a call of `op_id` on object `id` may not start: where progress
+  // is forbidden (inside a guard, a body, a message handler or an inspection), naming it.
+  [[nodiscard]] absl::Status refuse_nested_call(object_id id, operation_id op_id) const;
   // Waits, bounded by the call time-out, until `e`'s replica or copy on its way here has
   // come, or its placement moved on (the caller looks again). Errors: DeadlineExceeded
   // naming `what`, this node and the node it comes from; those of the wait.
