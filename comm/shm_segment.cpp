@@ -372,9 +372,8 @@ std::uint32_t shm_segment::barrier_arrive() {
     futex_wake_all(&h.barrier_generation);
     // A node waiting in the runtime sleeps on its transport doorbell (an inline NIC's), not
     // on the generation: the barrier's end wakes it there too.
-    std::byte* fabric = base_ + fabric_offset(layout_.nodes);
     for (std::uint32_t node = 0; node < layout_.nodes; ++node) {
-      reinterpret_cast<doorbell*>(fabric + layout_.doorbell_offset(node))->ring();
+      reinterpret_cast<doorbell*>(fabric() + layout_.doorbell_offset(node))->ring();
     }
   }
   return generation;
@@ -490,13 +489,15 @@ void shm_segment::mark_failed(std::uint32_t node) {
   futex_wake_all(&head().barrier_generation);
 }
 
+std::byte* shm_segment::fabric() const { return base_ + fabric_offset(layout_.nodes); }
+
 std::span<std::byte> shm_segment::window(std::uint32_t node) const {
   if (window_bytes_ == 0 || node >= layout_.nodes) return {};
   return {base_ + windows_offset(layout_) + std::size_t{node} * window_bytes_, window_bytes_};
 }
 
 std::unique_ptr<transport> make_shm_transport(std::shared_ptr<shm_segment> segment, node_id self) {
-  std::byte* fabric = segment->base_ + fabric_offset(segment->layout_.nodes);
+  std::byte* fabric = segment->fabric();
   const fabric_layout layout = segment->layout_;
   const bool shuffle = segment->shuffle_;
   // The rings this node writes and reads, in place before the first packet: touched lazily,

@@ -157,6 +157,8 @@ class shm_segment {
                                                                  const shm_options& options);
   [[nodiscard]] header& head() const;
   [[nodiscard]] node_slot& slot(std::uint32_t node) const;
+  // Where the transports' doorbells and rings start (fabric_layout's offsets count from it).
+  [[nodiscard]] std::byte* fabric() const;
   // Sets `rank`'s bit in the header; false when another process had set it already.
   static bool claim(header& h, std::uint32_t rank);
   static absl::Status already_joined(std::uint32_t rank);

@@ -164,10 +164,11 @@ class event_loop {
   // For a wait whose end no packet announces: a barrier passes beside the NICs (in the
   // job's shared memory, or in the launcher's fence). The segment's rings the transport
   // doorbells an inline NIC's node sleeps on; nothing rings a NIC thread's host channel or
-  // a node of a launcher's job. While one is alive, the loop sleeps at most an eighth of how long
-  // the outermost one has lasted, and at least kUnannouncedSleep, so that the wait notices its end
-  // soon after it came rather than after a whole sleep (policy().sleep, 50 ms), and a long wait
-  // still leaves the core to a node that computes meanwhile.
+  // a node of a launcher's job. While one is alive, the loop sleeps at most an eighth of
+  // how long the outermost one has lasted, and at least kUnannouncedSleep, so that the
+  // wait notices its end soon after it came rather than after a whole sleep
+  // (policy().sleep, 50 ms), and a long wait still leaves the core to a node that computes
+  // meanwhile.
   class unannounced_wait {
    public:
     explicit unannounced_wait(event_loop& loop) : loop_(loop) {
