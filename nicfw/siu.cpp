@@ -218,17 +218,22 @@ absl::Status siu::send_demand() {
 
 absl::Status siu::advance(bool& did_work, remote_tokens when) {
   // Our TM sends token want_ once every SIU of its switch has sent want_ - K, so that is as
-  // far as this SIU needs to go for the pulses others want. Once it has stamped, it goes as
-  // far as its last stamp, one or more pulses further: its token goes out anyway, and the
-  // next node to answer finds this SIU already past what the answer's pulse needs, so that
-  // pulse closes without a token from here first. A request and its reply then cost one
-  // token each, where the receiving SIU had to catch up (a token on its critical path)
-  // before either could be delivered.
-  const std::uint64_t needed =
-      std::max(want_ > tokens_per_loop_ ? want_ - tokens_per_loop_ : 0, last_stamp_);
-  // As many tokens as the window allows, sent as the last one (it stands for all).
-  const std::uint64_t target =
-      std::min(needed, std::max(tm_token_, resume_floor_) + tokens_per_loop_);
+  // far as this SIU needs to go for the pulses others want, as fast as the window lets it
+  // (K tokens beyond the last TM token). For its own stamps it goes further, at once: up
+  // to its last stamp, past the window. A receiver closes that pulse once every SIU has
+  // sent the token just before it, so after this SIU's jump the others close it among
+  // themselves; held at the window, the pulse would wait for a round trip through this
+  // NIC, which, inline, runs only when its application calls the runtime again (a node
+  // that sends and then computes would hold its message back for the whole computation).
+  // Stamps stay safe past the window: counting, not pacing, makes them so, and a stamp is
+  // at most the largest distance beyond the pulse it was stamped at. Going as far as the
+  // last stamp also means that the next node to answer finds this SIU already past what
+  // the answer's pulse needs, so that pulse closes without a token from here first.
+  const std::uint64_t for_others = want_ > tokens_per_loop_ ? want_ - tokens_per_loop_ : 0;
+  const std::uint64_t window = std::max(tm_token_, resume_floor_) + tokens_per_loop_;
+  // As many tokens as that allows, sent as the last one (it stands for all).
+  const std::uint64_t target = std::max(std::min(for_others, window), last_stamp_);
+  const std::uint64_t needed = std::max(for_others, last_stamp_);
   const bool token_due = state_ == state::active && target > pulse_;
   // A token carries want_ itself; a demand is for when none goes out.
   if (want_ > reported_want_ && !token_due) {

@@ -1,7 +1,9 @@
 // The switch interface unit: this node's view of logical time.
 //
-// Pulses are numbered by tokens. The SIU sends tokens 1, 2, 3, ... to its switch's TM and
-// may send token q once it has received TM token q - K (K tokens in flight per loop).
+// Pulses are numbered by tokens. The SIU sends tokens 1, 2, 3, ... to its switch's TM and,
+// for pulses others want, may send token q once it has received TM token q - K (K tokens in
+// flight per loop); after stamping it goes to its last stamp at once, which only raises
+// its later stamps and spares the receivers a round trip through this node.
 // An isochron issued while the SIU is at pulse t (the last token it sent) is stamped
 //   R = max(R_prev, t + delta)   (isotach invariant: R never decreases, DESIGN section 3)
 // where delta is the largest logical distance to its destinations. Receiving TM token q
