@@ -133,6 +133,8 @@ absl::Status engine::send_submitted() {
   return s;
 }
 
+bool engine::may_stamp() const { return time_ == nullptr || time_->may_stamp(); }
+
 void engine::wait(absl::Duration timeout) {
   ISO_DCHECK(inline_) << "wait() is for inline mode (a NIC thread owns its SIU)";
   bool parked = false;

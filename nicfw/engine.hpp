@@ -114,6 +114,11 @@ class engine final : private nic_context {
   // (with the tokens that sending owes), what arrived stays for the next poll(). Cheaper
   // than poll() for a host that has just submitted. Returns the NIC's failure, if any.
   [[nodiscard]] absl::Status send_submitted();
+  // Whether this node's SIU may stamp isochrons now: false while it is parked or waits for
+  // the answers to its unpark. An isochron submitted meanwhile waits in the queue; inline,
+  // it asks for the unpark in the next round that finds it, and leaves in the first round
+  // after the answers are in. Until then nobody can receive it.
+  [[nodiscard]] bool may_stamp() const;
 
   // Inline mode: sleeps until a packet arrives or `timeout` passes. An idle SIU parks
   // first, and then it returns at once (the host polls again before it sleeps).

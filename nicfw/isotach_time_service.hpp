@@ -50,6 +50,8 @@ class isotach_time_service final : public nic_service {
   [[nodiscard]] std::uint64_t pulse() const { return siu_.pulse(); }
   [[nodiscard]] std::uint64_t stamp_base() const { return siu_.stamp_base(); }
   [[nodiscard]] std::uint64_t closed() const { return siu_.closed(); }
+  // False while the SIU is parked or waiting for its unpark to be answered.
+  [[nodiscard]] bool may_stamp() const { return siu_.may_stamp(); }
 
  private:
   [[nodiscard]] absl::Status on_token(const packet_header& header, comm::node_id source,

@@ -24,8 +24,10 @@
 // to no other node never travels through it and has no such limit); both add nothing.
 //
 // Operations issued inside an isochron never block; end() blocks only while the NIC's
-// queue is full or the destinations' flow-control credits are used up. Many isochrons may
-// be outstanding per node (pipelining).
+// queue is full or the destinations' flow-control credits are used up, and, with the NIC
+// inline, for up to a millisecond when this node's NIC stood aside from logical time while
+// the node slept in a wait: it rejoins first, so that the isochron is on its way before
+// end() returns. Many isochrons may be outstanding per node (pipelining).
 #pragma once
 
 #include <cstdint>

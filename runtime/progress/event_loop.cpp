@@ -173,7 +173,36 @@ absl::Status event_loop::submit(nicfw::submission_kind kind, comm::node_id to,
   // would wait for the sender's next call, which may come after a long computation (a
   // reply to a call just served, for one, submitted in the round that ends the wait). Only
   // the sending part of a round: a full one per message would slow a stream of them.
-  return nic_.send_submitted();
+  if (absl::Status s = nic_.send_submitted(); !s.ok()) return s;
+  // A plain message behind an isochron that waits for an unpark waits with it.
+  return unpark_for_submissions();
+}
+
+absl::Status event_loop::unpark_for_submissions() {
+  if (!nic_.runs_inline() || nic_.may_stamp()) return absl::OkStatus();
+  // The round that finds the isochron sends the request.
+  if (absl::Status s = nic_.send_submitted(); !s.ok()) return s;
+  const absl::Time deadline = absl::Now() + policy_.unpark_wait;
+  int idle = 0;
+  // Once the answers are in, the next round stamps what waits.
+  while (nic_.channel().nic_has_submissions()) {
+    bool did = false;
+    if (absl::Status s = nic_.poll(did); !s.ok()) return s;
+    if (did) {
+      idle = 0;
+      continue;
+    }
+    if (++idle < policy_.spin_polls) continue;
+    const absl::Time now = absl::Now();
+    if (now >= deadline) break;
+    // A doze would hold every fiber of the node, which may have work of its own.
+    if (fibers_ != nullptr || idle < policy_.spin_polls + policy_.yield_polls) {
+      std::this_thread::yield();
+    } else {
+      nic_.doze(deadline - now);
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace iso::runtime

@@ -76,6 +76,11 @@ struct waiter_policy {
   // its tokens) and the node sleeps for up to `sleep` at a time.
   absl::Duration doze = absl::ZeroDuration();
   absl::Duration sleep = absl::Milliseconds(50);  // the longest sleep before the next check
+  // How long an isochron submitted while the SIU is parked (inline NIC) waits for the
+  // unpark's answers before its call returns anyway (event_loop::unpark_for_submissions):
+  // a peer that polls or sleeps answers within a wake-up, a few hundred microseconds on
+  // these machines; one that computes answers only at its next call into the runtime.
+  absl::Duration unpark_wait = absl::Milliseconds(1);
 
   // For more nodes than cores (iso::wait_mode::block).
   static waiter_policy oversubscribed() {
@@ -191,6 +196,17 @@ class event_loop {
   [[nodiscard]] absl::Status submit(nicfw::submission_kind kind, comm::node_id to,
                                     std::span<const comm::byte_span> pieces);
 
+  // Inline: when this node's SIU is parked (it slept in a wait), an isochron just submitted
+  // cannot be stamped before every copy of its TM has answered the unpark, and, the NIC
+  // running only inside calls into the runtime, would otherwise stay in the queue while
+  // the application computes: nobody could receive it, and a peer waiting for it would
+  // wait for that whole computation (two nodes that exchange rows then fall into taking
+  // turns). So this asks for the unpark now and runs the NIC until the answers are in
+  // and the isochron is on its way, for at most the policy's unpark_wait; then the call
+  // returns regardless, leaving it to the next call. Polls, then yields, then dozes on the
+  // NIC's doorbell as the policy says (polls and yields only, where fibers run). Nothing
+  // to do for an active SIU or a NIC thread. Errors: the NIC's failure.
+  [[nodiscard]] absl::Status unpark_for_submissions();
   // Stops this node (the first failure wins): from now on progress() reports `status`.
   void fail(absl::Status status) {
     if (failure_.ok()) failure_ = std::move(status);

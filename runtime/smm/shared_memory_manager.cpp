@@ -348,6 +348,7 @@ absl::Status shared_memory_manager::end() {
     std::this_thread::yield();
   }
   nic_.wake();
+  if (absl::Status s = loop_.unpark_for_submissions(); !s.ok()) return s;
   return progress_after_call(total_bytes);
 }
 

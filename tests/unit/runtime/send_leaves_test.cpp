@@ -16,7 +16,9 @@
 #include <utility>
 #include <vector>
 
+#include "absl/time/time.h"
 #include "iso/iso.hpp"
+#include "runtime/node_state.hpp"
 #include "tests/support/inproc_job.hpp"
 
 namespace {
@@ -119,6 +121,45 @@ TEST_P(SendLeaves, AStartedCallReachesTheOwnerWhileItsCallerIsAway) {
   EXPECT_EQ(status, 0);
   EXPECT_TRUE(served_while_away)
       << "the request stayed on its caller until the caller called into the runtime again";
+}
+
+// A node that slept in a wait has parked its SIU: the others no longer wait for its
+// tokens, and it may stamp again only once every copy of its TM has answered its unpark.
+// Its next isochron must still be on its way when end() returns. It used to wait in the
+// host queue, not even asking for the unpark, until the sender's next call into the
+// runtime; two nodes exchanging rows that way took turns instead of computing together.
+// Inline only: a NIC thread unparks by itself.
+TEST(SendLeavesAfterParking, AnIsochronEndedByAParkedNodeArrivesWhileItsSenderIsAway) {
+  arrival a;
+  bool arrived_while_away = false;
+  iso::options o;
+  o.nic = iso::nic_mode::inline_poll;
+  o.barrier_timeout = std::chrono::seconds(60);
+  const int status = iso::test::run_inproc(2, o, [&](iso::node& node) {
+    iso::runtime::event_loop& loop = iso::detail::node_state::of(node).loop();
+    if (node.id() == 0) {
+      iso::runtime::waiter_policy policy = loop.policy();
+      policy.doze = absl::ZeroDuration();      // a sleep parks the SIU first
+      policy.unpark_wait = absl::Seconds(20);  // a slow answer is not what this checks
+      loop.set_policy(policy);
+      // A wait that lasts until the SIU has parked: its idle rounds end in a sleep.
+      ASSERT_TRUE(loop.wait_for([&] { return !loop.nic().may_stamp(); }).ok());
+      const std::array<std::byte, 64> payload{std::byte{7}};
+      {
+        iso::isochron iso(node);
+        iso.send(1, payload);
+      }
+      arrived_while_away = a.await();  // no runtime call until the receiver has it
+    } else {
+      const iso::notice n = node.iso_receive();
+      EXPECT_EQ(n.bytes.size(), 64U);
+      a.announce();
+    }
+    node.barrier();
+  });
+  EXPECT_EQ(status, 0);
+  EXPECT_TRUE(arrived_while_away)
+      << "the isochron stayed on its parked sender until the sender called into the runtime";
 }
 
 INSTANTIATE_TEST_SUITE_P(NicModes, SendLeaves, iso::test::both_nic_modes(),
