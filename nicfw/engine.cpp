@@ -135,6 +135,8 @@ absl::Status engine::send_submitted() {
 
 bool engine::may_stamp() const { return time_ == nullptr || time_->may_stamp(); }
 
+bool engine::unparking() const { return time_ != nullptr && time_->unparking(); }
+
 void engine::wait(absl::Duration timeout) {
   ISO_DCHECK(inline_) << "wait() is for inline mode (a NIC thread owns its SIU)";
   bool parked = false;
@@ -149,6 +151,11 @@ void engine::wait(absl::Duration timeout) {
 void engine::doze(absl::Duration timeout) {
   ISO_DCHECK(inline_) << "doze() is for inline mode (a NIC thread sleeps by itself)";
   transport_->wait(timeout, [this] { return channel_.nic_has_submissions(); });
+}
+
+void engine::await_packet(absl::Duration timeout) {
+  ISO_DCHECK(inline_) << "await_packet() is for inline mode (a NIC thread sleeps by itself)";
+  transport_->wait(timeout);
 }
 
 void engine::demand(std::uint64_t pulse) {

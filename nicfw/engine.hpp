@@ -115,10 +115,11 @@ class engine final : private nic_context {
   // than poll() for a host that has just submitted. Returns the NIC's failure, if any.
   [[nodiscard]] absl::Status send_submitted();
   // Whether this node's SIU may stamp isochrons now: false while it is parked or waits for
-  // the answers to its unpark. An isochron submitted meanwhile waits in the queue; inline,
-  // it asks for the unpark in the next round that finds it, and leaves in the first round
-  // after the answers are in. Until then nobody can receive it.
+  // the answers to its unpark (unparking()). An isochron submitted meanwhile waits in the
+  // queue; inline, the next round that finds it asks for the unpark, and the first round
+  // after the last answer stamps it. Until then nobody can receive it.
   [[nodiscard]] bool may_stamp() const;
+  [[nodiscard]] bool unparking() const;
 
   // Inline mode: sleeps until a packet arrives or `timeout` passes. An idle SIU parks
   // first, and then it returns at once (the host polls again before it sleeps).
@@ -126,6 +127,9 @@ class engine final : private nic_context {
   // Inline mode: sleeps like wait() but leaves the SIU active, so that a node which will
   // soon issue again need not unpark; others' tokens and data wake it as they arrive.
   void doze(absl::Duration timeout);
+  // Inline mode: sleeps until a packet arrives or `timeout` passes, even with submissions
+  // waiting (for a host that waits for the answer that lets them go).
+  void await_packet(absl::Duration timeout);
 
   // Host -> NIC: someone needs logical time to reach `pulse` (lazy time otherwise stands
   // still). Thread mode: takes effect on the NIC thread's next round.

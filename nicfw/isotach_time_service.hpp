@@ -52,6 +52,7 @@ class isotach_time_service final : public nic_service {
   [[nodiscard]] std::uint64_t closed() const { return siu_.closed(); }
   // False while the SIU is parked or waiting for its unpark to be answered.
   [[nodiscard]] bool may_stamp() const { return siu_.may_stamp(); }
+  [[nodiscard]] bool unparking() const { return siu_.unparking(); }
 
  private:
   [[nodiscard]] absl::Status on_token(const packet_header& header, comm::node_id source,

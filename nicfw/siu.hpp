@@ -45,6 +45,8 @@ class siu {
   // Whether the SIU may stamp now. A parked SIU must first unpark (request_unpark()) and
   // wait for its TM's answer.
   [[nodiscard]] bool may_stamp() const { return state_ == state::active; }
+  // Whether it has asked its TMs to unpark it and some have yet to answer.
+  [[nodiscard]] bool unparking() const { return state_ == state::unparking; }
   [[nodiscard]] absl::Status request_unpark();
   void on_unparked(std::uint64_t resume_from);
 

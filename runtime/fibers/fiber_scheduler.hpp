@@ -74,6 +74,7 @@ class fiber_scheduler final : public fiber_switch {
   [[nodiscard]] bool in_main() const { return current_ == main_.get(); }
   // Fibers spawned that have not ended.
   [[nodiscard]] std::size_t live() const { return fibers_.size() - 1; }
+  [[nodiscard]] bool has_spawned_fibers() const override { return live() != 0; }
   // OK when no spawned fiber is left; else FailedPrecondition naming them and `when`.
   [[nodiscard]] absl::Status check_all_ended(const char* when) const;
   // Context switches so far.

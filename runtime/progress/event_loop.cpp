@@ -165,41 +165,48 @@ absl::Status event_loop::submit(nicfw::submission_kind kind, comm::node_id to,
       std::this_thread::yield();
     }
   }
+  return send_now();
+}
+
+absl::Status event_loop::send_now() {
   if (!nic_.runs_inline()) {
     nic_.wake();
     return absl::OkStatus();
   }
-  // Inline, the NIC runs only when the host calls into the runtime: without this the packet
-  // would wait for the sender's next call, which may come after a long computation (a
-  // reply to a call just served, for one, submitted in the round that ends the wait). Only
-  // the sending part of a round: a full one per message would slow a stream of them.
+  // Inline, the NIC runs only when the host calls into the runtime: without this what was
+  // submitted would wait for the sender's next call, which may come after a long
+  // computation (a reply to a call just served, for one, submitted in the round that ends
+  // the wait, or the row a node puts before it computes the next half-sweep). Only the
+  // sending part of a round: a full one per submission would slow a stream of them.
+  const bool parked = !nic_.may_stamp() && !nic_.unparking();
   if (absl::Status s = nic_.send_submitted(); !s.ok()) return s;
-  // A plain message behind an isochron that waits for an unpark waits with it.
-  return unpark_for_submissions();
+  // Once per unpark, by the call whose round asked for it: after a wait that ran out, the
+  // calls that follow while the SIU is still unparking do not wait again.
+  if (!parked || !nic_.unparking()) return absl::OkStatus();
+  return await_unpark();
 }
 
-absl::Status event_loop::unpark_for_submissions() {
-  if (!nic_.runs_inline() || nic_.may_stamp()) return absl::OkStatus();
-  // The round that finds the isochron sends the request.
-  if (absl::Status s = nic_.send_submitted(); !s.ok()) return s;
+absl::Status event_loop::await_unpark() {
   const absl::Time deadline = absl::Now() + policy_.unpark_wait;
   int idle = 0;
-  // Once the answers are in, the next round stamps what waits.
+  // Once the last answer is in, the next round stamps what waits.
   while (nic_.channel().nic_has_submissions()) {
     bool did = false;
     if (absl::Status s = nic_.poll(did); !s.ok()) return s;
+    const absl::Time now = absl::Now();
+    if (now >= deadline) break;
     if (did) {
       idle = 0;
       continue;
     }
     if (++idle < policy_.spin_polls) continue;
-    const absl::Time now = absl::Now();
-    if (now >= deadline) break;
-    // A doze would hold every fiber of the node, which may have work of its own.
-    if (fibers_ != nullptr || idle < policy_.spin_polls + policy_.yield_polls) {
+    if (absl::Status s = job_status(); !s.ok()) return s;
+    // A sleep would hold every fiber of the node, which may have work of its own.
+    const bool holds_fibers = fibers_ != nullptr && fibers_->has_spawned_fibers();
+    if (holds_fibers || idle < policy_.spin_polls + policy_.yield_polls) {
       std::this_thread::yield();
     } else {
-      nic_.doze(deadline - now);
+      nic_.await_packet(deadline - now);
     }
   }
   return absl::OkStatus();

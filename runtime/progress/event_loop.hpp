@@ -59,6 +59,9 @@ class fiber_switch {
   virtual ~fiber_switch() = default;
   // Returns once `done()` holds, or with the node's failure.
   [[nodiscard]] virtual absl::Status wait(absl::FunctionRef<bool()> done) = 0;
+  // Whether fibers besides the node's main one live (then a wait that sleeps outside
+  // wait() holds them all).
+  [[nodiscard]] virtual bool has_spawned_fibers() const = 0;
 };
 
 // How a thread waits between idle rounds: it polls, then yields its core between polls,
@@ -76,8 +79,8 @@ struct waiter_policy {
   // its tokens) and the node sleeps for up to `sleep` at a time.
   absl::Duration doze = absl::ZeroDuration();
   absl::Duration sleep = absl::Milliseconds(50);  // the longest sleep before the next check
-  // How long an isochron submitted while the SIU is parked (inline NIC) waits for the
-  // unpark's answers before its call returns anyway (event_loop::unpark_for_submissions):
+  // How long a submission made while the SIU is parked (inline NIC) waits for the unpark's
+  // answers and its own departure before its call returns anyway (event_loop::send_now):
   // a peer that polls or sleeps answers within a wake-up, a few hundred microseconds on
   // these machines; one that computes answers only at its next call into the runtime.
   absl::Duration unpark_wait = absl::Milliseconds(1);
@@ -196,17 +199,23 @@ class event_loop {
   [[nodiscard]] absl::Status submit(nicfw::submission_kind kind, comm::node_id to,
                                     std::span<const comm::byte_span> pieces);
 
-  // Inline: when this node's SIU is parked (it slept in a wait), an isochron just submitted
-  // cannot be stamped before every copy of its TM has answered the unpark, and, the NIC
-  // running only inside calls into the runtime, would otherwise stay in the queue while
-  // the application computes: nobody could receive it, and a peer waiting for it would
-  // wait for that whole computation (two nodes that exchange rows then fall into taking
-  // turns). So this asks for the unpark now and runs the NIC until the answers are in
-  // and the isochron is on its way, for at most the policy's unpark_wait; then the call
-  // returns regardless, leaving it to the next call. Polls, then yields, then dozes on the
-  // NIC's doorbell as the policy says (polls and yields only, where fibers run). Nothing
-  // to do for an active SIU or a NIC thread. Errors: the NIC's failure.
-  [[nodiscard]] absl::Status unpark_for_submissions();
+  // After a submission: what was submitted leaves now, not at the node's next call into
+  // the runtime, which may come only after a long computation. With a NIC thread that is a
+  // wake-up; inline it is the sending part of a NIC round (a full round per submission
+  // would slow a stream of them), and one more step where this node's SIU is parked (it
+  // slept in a wait): an isochron then cannot be stamped before every copy of its TM has
+  // answered the unpark this round asks for. Other nodes could not receive it meanwhile,
+  // and two nodes exchanging rows fell into taking turns. So it runs the NIC until the
+  // answers are in and the submissions have gone, for at most the policy's unpark_wait
+  // (polling, then yielding, then sleeping until a packet comes, as the policy says; only
+  // polling and yielding where fibers run); after that the call returns, and what still
+  // waits goes at a later call. Errors: the NIC's failure, or the job's (a failed peer).
+  [[nodiscard]] absl::Status send_now();
+  // send_now() where the SIU is parked (inline); nothing otherwise.
+  [[nodiscard]] absl::Status send_now_if_parked() {
+    if (!nic_.runs_inline() || nic_.may_stamp() || nic_.unparking()) return absl::OkStatus();
+    return send_now();
+  }
   // Stops this node (the first failure wins): from now on progress() reports `status`.
   void fail(absl::Status status) {
     if (failure_.ok()) failure_ = std::move(status);
@@ -224,6 +233,8 @@ class event_loop {
   [[nodiscard]] const char* forbidden_inside() const { return forbidden_inside_; }
 
  private:
+  // send_now()'s wait for the unpark's answers.
+  [[nodiscard]] absl::Status await_unpark();
   // Calls that need no progress to complete (an isochron handed to the NIC, one that
   // completes here, a message taken from a full queue) leave the NIC idle when it runs
   // inline, and the pulses and credits it would have handled wait:

@@ -348,7 +348,9 @@ absl::Status shared_memory_manager::end() {
     std::this_thread::yield();
   }
   nic_.wake();
-  if (absl::Status s = loop_.unpark_for_submissions(); !s.ok()) return s;
+  // A stream of isochrons leaves in batches (progress_after_call), except from a node that
+  // slept in a wait, whose NIC must first rejoin logical time.
+  if (absl::Status s = loop_.send_now_if_parked(); !s.ok()) return s;
   return progress_after_call(total_bytes);
 }
 

@@ -1,12 +1,15 @@
-// What a node sends is on its way when the call returns, whatever the NIC mode: with the
-// NIC inline, a submission used to wait in the host queue for the sender's next call into
-// the runtime, so a node that sent and then computed held its message (or the reply to a
-// call it had just served) back for the whole computation.
+// A plain message, an object call or its reply, and an isochron from a node that slept in
+// a wait are on their way when the call that sends them returns, whatever the NIC mode:
+// with the NIC inline, a submission used to wait in the host queue for the sender's next
+// call into the runtime, so a node that sent and then computed held its message (or the
+// reply to a call it had just served) back for the whole computation. (A stream of
+// isochrons leaves in batches, at waits and polls: see iso/isochron.hpp.)
 //
 // The sender here makes no call into the runtime after its send until the receiver says
 // the message came; the receiver's word is bounded, so that a broken build fails instead
 // of hanging.
 #include <gtest/gtest.h>
+#include <time.h>
 
 #include <array>
 #include <chrono>
@@ -160,6 +163,57 @@ TEST(SendLeavesAfterParking, AnIsochronEndedByAParkedNodeArrivesWhileItsSenderIs
   EXPECT_EQ(status, 0);
   EXPECT_TRUE(arrived_while_away)
       << "the isochron stayed on its parked sender until the sender called into the runtime";
+}
+
+// Seconds of this thread's CPU time.
+double thread_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
+// The wait for the unpark is bounded, sleeps, and is paid once: here the node that must
+// answer is away for good, and the isochrons stay queued until it is back.
+TEST(SendLeavesAfterParking, AnUnansweredUnparkCostsOneBoundedSleepingWait) {
+  arrival back;
+  double first_s = -1, first_cpu_s = -1, second_s = -1;
+  iso::options o;
+  o.nic = iso::nic_mode::inline_poll;
+  o.barrier_timeout = std::chrono::seconds(60);
+  const int status = iso::test::run_inproc(2, o, [&](iso::node& node) {
+    iso::runtime::event_loop& loop = iso::detail::node_state::of(node).loop();
+    if (node.id() == 1) {
+      EXPECT_TRUE(back.await());  // away: its NIC answers nothing meanwhile
+      EXPECT_EQ(node.iso_receive().bytes.size(), 8U);
+      EXPECT_EQ(node.iso_receive().bytes.size(), 8U);
+    } else {
+      iso::runtime::waiter_policy policy = loop.policy();
+      policy.doze = absl::ZeroDuration();
+      policy.unpark_wait = absl::Seconds(1);
+      loop.set_policy(policy);
+      ASSERT_TRUE(loop.wait_for([&] { return !loop.nic().may_stamp(); }).ok());
+      const std::array<std::byte, 8> payload{std::byte{1}};
+      auto end_one = [&] {
+        const auto start = std::chrono::steady_clock::now();
+        {
+          iso::isochron iso(node);
+          iso.send(1, payload);
+        }
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      };
+      const double cpu_before = thread_cpu_seconds();
+      first_s = end_one();
+      first_cpu_s = thread_cpu_seconds() - cpu_before;
+      second_s = end_one();
+      back.announce();
+    }
+    node.barrier();
+  });
+  EXPECT_EQ(status, 0);
+  EXPECT_GE(first_s, 0.9) << "end() did not wait for the unpark's answers";
+  EXPECT_LT(first_s, 10.0) << "end() waited past its bound";
+  EXPECT_LT(first_cpu_s, first_s / 2) << "the wait spun instead of sleeping";
+  EXPECT_LT(second_s, 0.5) << "a second end() waited again for the same unpark";
 }
 
 INSTANTIATE_TEST_SUITE_P(NicModes, SendLeaves, iso::test::both_nic_modes(),
