@@ -202,8 +202,7 @@ absl::Status event_loop::await_unpark() {
     if (++idle < policy_.spin_polls) continue;
     if (absl::Status s = job_status(); !s.ok()) return s;
     // A sleep would hold every fiber of the node, which may have work of its own.
-    const bool holds_fibers = fibers_ != nullptr && fibers_->has_spawned_fibers();
-    if (holds_fibers || idle < policy_.spin_polls + policy_.yield_polls) {
+    if (runs_fibers() || idle < policy_.spin_polls + policy_.yield_polls) {
       std::this_thread::yield();
     } else {
       nic_.await_packet(deadline - now);

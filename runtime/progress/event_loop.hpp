@@ -167,8 +167,11 @@ class event_loop {
   [[nodiscard]] absl::Status wait_rounds(absl::FunctionRef<bool()> done);
   // From now on waits go to `fibers` (null: none). It outlives its use here.
   void set_fiber_switch(fiber_switch* fibers) { fibers_ = fibers; }
-  // Whether waits go to a fiber switch: a wait outside wait_for() holds every fiber.
-  [[nodiscard]] bool runs_fibers() const { return fibers_ != nullptr; }
+  // Whether fibers besides the main one live: a wait that sleeps outside wait_for() would
+  // hold them all. (Every node has a fiber switch; most never spawn a fiber.)
+  [[nodiscard]] bool runs_fibers() const {
+    return fibers_ != nullptr && fibers_->has_spawned_fibers();
+  }
   // For a wait whose end no packet announces: a barrier passes beside the NICs (in the
   // job's shared memory, or in the launcher's fence). The segment's rings the transport
   // doorbells an inline NIC's node sleeps on; nothing rings a NIC thread's host channel or

@@ -165,6 +165,27 @@ TEST(FiberScheduling, ANodeWhoseFibersAllWaitSleeps) {
       << "fibers were switched while none could go on";
 }
 
+// A wait that sleeps outside the fiber switch (a same-host read on its owner's bell, the
+// wait for an unpark) would hold every other fiber, so it does not sleep while any lives.
+// Every node has a fiber switch; until it spawns a fiber, such waits may sleep. They once
+// never did, on any node.
+TEST(FiberScheduling, OnlySpawnedFibersKeepAWaitFromSleeping) {
+  bool before = true;
+  bool inside = false;
+  bool after = true;
+  const int status = run_inproc(1, iso::options{}, [&](iso::node& node) {
+    const iso::runtime::event_loop& loop = iso::detail::node_state::of(node).loop();
+    before = loop.runs_fibers();
+    iso::fiber f = iso::spawn(node, [&] { inside = loop.runs_fibers(); });
+    f.join();
+    after = loop.runs_fibers();
+  });
+  ASSERT_EQ(status, 0);
+  EXPECT_FALSE(before) << "a node without spawned fibers counted as running fibers";
+  EXPECT_TRUE(inside);
+  EXPECT_FALSE(after) << "an ended fiber still counted";
+}
+
 // An isochron belongs to the fiber that opened it: another fiber that opens one meanwhile
 // waits until the first has ended (it does not fail, and the two do not mix).
 TEST_P(Fibers, AnotherFibersIsochronWaitsForTheOpenOne) {
