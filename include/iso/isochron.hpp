@@ -26,10 +26,11 @@
 // Operations issued inside an isochron never block; end() blocks only while the NIC's
 // queue is full or the destinations' flow-control credits are used up, and, with the NIC
 // inline (nic_mode::inline_poll), briefly after this node slept in a wait: its NIC then
-// stood aside from logical time and must rejoin, which takes every other node's answer,
-// before it can stamp the isochron. end() waits for those answers for at most a
-// millisecond; a node that answers only later (it computes) holds the isochron until this
-// node's next call into the runtime. Many isochrons may be outstanding per node
+// stood aside from logical time and must rejoin before it can stamp the isochron, which
+// takes an answer from the nodes that keep its switch's logical time (on one machine, by
+// default, every node). end() waits for those answers for at most a millisecond; where
+// one comes only later (its node computes), the isochron waits for this node's next call
+// into the runtime. Many isochrons may be outstanding per node
 // (pipelining). An inline NIC hands a stream of isochrons to the network in batches, at
 // the node's next wait and every few tens of kilobytes: a node that ends an isochron and
 // then computes for long without calling into the runtime should call node::poll() first.

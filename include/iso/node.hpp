@@ -84,9 +84,7 @@ class node {
 
   // Sends `bytes` to node `to` (which may be this node); the bytes are copied once and may
   // be reused when send() returns. Messages from one node to another arrive in the order
-  // sent. Blocks, polling, while the path to `to` is full, and, with the NIC inline, for at
-  // most a millisecond behind an isochron that waits for this node's NIC to rejoin logical
-  // time (see isochron.hpp). Throws iso::error:
+  // sent. Blocks, polling, while the path to `to` is full. Throws iso::error:
   // invalid_argument for an unknown node, out_of_range above max_message_size().
   void send(node_id to, std::span<const std::byte> bytes);
 

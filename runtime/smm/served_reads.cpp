@@ -140,8 +140,10 @@ absl::StatusOr<bool> shared_memory_manager::serve_direct_reads(node_id owner) {
       // it sleeps there.
       nicfw::host_channel& channel = nic_.channel();
       channel.host_also_ring(&window_reads_.owner_bell(owner));
-      window_reads_.wait_for_owner(owner, kDirectReadSleep,
-                                   [&] { return nic_.time().closed <= through_; });
+      // A delivery that came since the last round rang before this sleep was announced.
+      window_reads_.wait_for_owner(owner, kDirectReadSleep, [&] {
+        return nic_.time().closed <= through_ && !channel.host_has_deliveries();
+      });
       channel.host_also_ring(nullptr);
       continue;
     }
