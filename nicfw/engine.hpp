@@ -120,6 +120,8 @@ class engine final : private nic_context {
   // after the last answer stamps it. Until then nobody can receive it.
   [[nodiscard]] bool may_stamp() const;
   [[nodiscard]] bool unparking() const;
+  // Parked, with no unpark asked for yet.
+  [[nodiscard]] bool parked() const { return !may_stamp() && !unparking(); }
 
   // Inline mode: sleeps until a packet arrives or `timeout` passes. An idle SIU parks
   // first, and then it returns at once (the host polls again before it sleeps).

@@ -15,7 +15,8 @@
 // is sent: a receiver simply waits for the packets its token announced.
 //
 // Time is lazy: the SIU advances only while someone needs a later pulse (`want`), and only
-// to want - K, which is all its TM needs to send token `want`; an idle job sends no tokens,
+// to want - K, which is all its TM needs to send token `want` (or to its own last stamp,
+// where that is further); an idle job sends no tokens,
 // and so costs no CPU. An SIU idle for a while parks: it promises to stamp nothing until
 // its TM unparks it, and the TM stops waiting for its tokens.
 //

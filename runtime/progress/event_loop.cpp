@@ -178,7 +178,7 @@ absl::Status event_loop::send_now() {
   // computation (a reply to a call just served, for one, submitted in the round that ends
   // the wait, or the row a node puts before it computes the next half-sweep). Only the
   // sending part of a round: a full one per submission would slow a stream of them.
-  const bool parked = !nic_.may_stamp() && !nic_.unparking();
+  const bool parked = nic_.parked();
   if (absl::Status s = nic_.send_submitted(); !s.ok()) return s;
   if (!parked) return absl::OkStatus();
   // Once per unpark, by the call whose round asked for it: after a wait that ran out, the

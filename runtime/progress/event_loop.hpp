@@ -216,7 +216,7 @@ class event_loop {
   [[nodiscard]] absl::Status send_now();
   // send_now() where the SIU is parked (inline); nothing otherwise.
   [[nodiscard]] absl::Status send_now_if_parked() {
-    if (!nic_.runs_inline() || nic_.may_stamp() || nic_.unparking()) return absl::OkStatus();
+    if (!nic_.runs_inline() || !nic_.parked()) return absl::OkStatus();
     return send_now();
   }
   // Stops this node (the first failure wins): from now on progress() reports `status`.
