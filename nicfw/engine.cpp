@@ -247,10 +247,12 @@ absl::Status engine::poll_once(bool& did_work) {
     const std::uint64_t was = closed_.load(std::memory_order_relaxed);
     if (time_->closed() > was) {
       closed_.store(time_->closed(), std::memory_order_release);
-      // Pulses that closed with no delivery leave a sleeping host asleep, unless someone
-      // waits for it to have run them.
+      // Pulses that closed with no delivery leave a sleeping host asleep, unless it asked
+      // for them itself (it may wait for them: sync_to) or someone waits for it to have run
+      // them.
       const std::atomic<std::uint64_t>* wanted = wanted_.load(std::memory_order_acquire);
-      if (!inline_ && wanted != nullptr && wanted->load(std::memory_order_relaxed) > was) {
+      if (!inline_ && (host_demand_.load(std::memory_order_relaxed) > was ||
+                       (wanted != nullptr && wanted->load(std::memory_order_relaxed) > was))) {
         channel_.nic_ring_host();
       }
     }

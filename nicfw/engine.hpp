@@ -134,7 +134,9 @@ class engine final : private nic_context {
   void await_packet(absl::Duration timeout);
 
   // Host -> NIC: someone needs logical time to reach `pulse` (lazy time otherwise stands
-  // still). Thread mode: takes effect on the NIC thread's next round.
+  // still). Thread mode: takes effect on the NIC thread's next round, and the NIC rings the
+  // host as pulses below `pulse` close, also those that bring it nothing (the host may
+  // sleep until they have).
   void demand(std::uint64_t pulse);
 
   // Host -> NIC: there are new submissions (wakes a sleeping NIC thread). Cheap when awake.

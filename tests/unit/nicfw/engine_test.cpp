@@ -405,6 +405,33 @@ TEST(Engine, NicThreadsSleepOnceAHostDemandIsMet) {
   EXPECT_LT(used, 0.3) << "CPU share of the idle job (cores)";
 }
 
+// A host that asked for pulses and sleeps until they close is woken when they do, also
+// when they carry nothing for it (a local isochron placed after a same-host read waits so).
+// It once slept until its sleep's time-out: the NIC rang on closes only for same-host
+// readers of the host's copies.
+TEST(Engine, AHostAsleepOnPulsesItDemandedWakesWhenTheyClose) {
+  cluster c(std::make_shared<topology>(topology::single_switch(2)), nic_run::thread);
+  c.submit(0, {1});
+  c.drain(1);
+  host_channel& channel = c.nics[0]->channel();
+  for (int round = 0; round < 3; ++round) {
+    const std::uint64_t target = c.nics[0]->time().closed + 3;
+    const absl::Time deadline = absl::Now() + absl::Seconds(10);
+    bool demanded = false;
+    while (c.nics[0]->time().closed < target && absl::Now() < deadline) {
+      channel.host_poll([&](const delivery& d) { c.hosts[0].on_delivery(d); });
+      channel.host_wait(deadline - absl::Now(), [&] {
+        // Asked for once the sleep is announced, so that the pulses cannot close before it.
+        if (!demanded) c.nics[0]->demand(target + 1);
+        demanded = true;
+        return c.nics[0]->time().closed < target;
+      });
+    }
+    ASSERT_LT(absl::Now(), deadline) << "no ring woke the host as the pulses it asked for closed";
+  }
+  EXPECT_TRUE(c.hosts[0].problems.empty());
+}
+
 }  // namespace
 }  // namespace iso::nicfw
 
