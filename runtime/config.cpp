@@ -179,7 +179,8 @@ const std::vector<setting>& settings() {
            {"thread", nic_mode::thread},
            {"inline", nic_mode::inline_poll}}),
       duration_setting("ISO_NIC_SPIN_US", "nic_spin", "us", "0 to 1000000",
-                       "how long an idle NIC thread spins before it sleeps on its doorbell",
+                       "how long an idle NIC thread with a core of its own spins before it "
+                       "sleeps on its doorbell (one that shares a core sleeps at once)",
                        &options::nic_spin, 0, kMaxNicSpinUs),
       choice_setting<wait_mode>(
           "ISO_WAIT", "wait", "auto, spin or block",

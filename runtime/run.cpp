@@ -208,19 +208,24 @@ std::unique_ptr<node> make_node(fabric& fabric, std::uint32_t rank, const job_pl
       fabric.open_bootstrap(rank, absl::FromChrono(plan.opts.barrier_timeout) / 2);
   const bool oversubscribed = runtime::job_oversubscribed(plan.env.oversubscribed, fabric.nodes());
   const bool nic_thread = nic_threaded(plan.opts, fabric.local_nodes(), oversubscribed);
-  const nicfw::engine_options nic_options{.own_thread = nic_thread,
-                                          .local_nodes = fabric.local_nodes(),
-                                          .local_index = rank,
-                                          .spin = absl::FromChrono(plan.opts.nic_spin),
-                                          .credit_window = plan.opts.credit_window,
-                                          .paranoid = plan.opts.paranoid};
+  // A NIC thread that shares a core sleeps as soon as it is idle: its spin would hold the
+  // core the thread that sends its next work needs.
+  const bool shared_core =
+      runtime::nic_shares_core(nic_thread, oversubscribed, fabric.local_nodes());
+  const nicfw::engine_options nic_options{
+      .own_thread = nic_thread,
+      .local_nodes = fabric.local_nodes(),
+      .local_index = rank,
+      .spin = shared_core ? absl::ZeroDuration() : absl::FromChrono(plan.opts.nic_spin),
+      .credit_window = plan.opts.credit_window,
+      .paranoid = plan.opts.paranoid};
   if (!plan.test.fault.empty()) {
     // Validated by plan_job; the fault is this node's alone (the plan names a destination).
     transport = comm::with_faults(std::move(transport), *comm::parse_fault_plan(plan.test.fault));
   }
   auto nic = std::make_unique<nicfw::engine>(rank, plan.topo, std::move(transport), nic_options);
   const runtime::waiter_policy waiting =
-      runtime::choose_waiter_policy(plan.opts.wait, oversubscribed);
+      runtime::choose_waiter_policy(plan.opts.wait, oversubscribed, shared_core);
   if (plan.opts.relaxed) {
     ISO_LOG(runtime, warn,
             "node %u runs in RELAXED mode (options::relaxed): NOT sequentially consistent, "

@@ -84,7 +84,9 @@ struct options {
   bool shuffle = false;
   // automatic: a thread per NIC when the machine has at least two cores per node.
   nic_mode nic = nic_mode::automatic;
-  // How long an idle NIC thread spins before it sleeps on its doorbell.
+  // How long an idle NIC thread spins before it sleeps on its doorbell. A thread forced
+  // where it has no core of its own (nic_mode::thread with fewer than two cores per node,
+  // or more nodes than cores) sleeps at once whatever this says.
   std::chrono::microseconds nic_spin{50};
   // How a node waits for another node (see wait_mode).
   wait_mode wait = wait_mode::automatic;

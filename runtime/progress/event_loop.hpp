@@ -89,6 +89,9 @@ struct waiter_policy {
   static waiter_policy oversubscribed() {
     return {.spin_polls = 4, .yield_polls = 0, .doze = absl::Milliseconds(50)};
   }
+  // For a node whose NIC thread shares a core (runtime::nic_shares_core): the answer comes
+  // through that thread, so a poll before yielding only delays it.
+  static waiter_policy shared_core() { return {.spin_polls = 0}; }
 };
 
 class event_loop {

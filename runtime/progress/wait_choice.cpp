@@ -2,6 +2,8 @@
 
 #include <sched.h>
 
+#include "nicfw/nic_thread.hpp"
+
 namespace iso {
 
 std::uint32_t usable_cores() {
@@ -21,7 +23,15 @@ bool job_oversubscribed(std::optional<bool> launcher_says, std::uint32_t nodes) 
   return nodes > usable_cores();
 }
 
-waiter_policy choose_waiter_policy(iso::wait_mode mode, bool oversubscribed) {
+bool nic_shares_core(bool nic_thread, bool oversubscribed, std::uint32_t local_nodes) {
+  if (!nic_thread) return false;
+  if (oversubscribed) return true;
+  // The cores this process may use, not the machine's: taskset and cgroups narrow them.
+  const std::uint32_t allowed = nicfw::allowed_cores();
+  return (allowed != 0 ? allowed : usable_cores()) < 2 * local_nodes;
+}
+
+waiter_policy choose_waiter_policy(iso::wait_mode mode, bool oversubscribed, bool nic_shares_core) {
   switch (mode) {
     case iso::wait_mode::spin:
       return waiter_policy{};
@@ -30,7 +40,8 @@ waiter_policy choose_waiter_policy(iso::wait_mode mode, bool oversubscribed) {
     case iso::wait_mode::automatic:
       break;
   }
-  return oversubscribed ? waiter_policy::oversubscribed() : waiter_policy{};
+  if (oversubscribed) return waiter_policy::oversubscribed();
+  return nic_shares_core ? waiter_policy::shared_core() : waiter_policy{};
 }
 
 }  // namespace iso::runtime

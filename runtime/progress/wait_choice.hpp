@@ -1,9 +1,12 @@
 // Which waiter policy a node uses (iso::wait_mode): whether a waiting node polls for its
 // answer or sleeps in the kernel until a packet comes. With more nodes than cores a node
-// that polls holds the core the node it waits for needs, so `automatic` sleeps then.
+// that polls holds the core the node it waits for needs, so `automatic` sleeps then. A
+// node whose NIC thread has no core of its own (a thread forced where the machine has
+// none to spare) yields at once instead of polling: what it waits for comes through that
+// thread, which may share its core.
 //
 //   const bool over = job_oversubscribed(plan.env.oversubscribed, plan.env.size);
-//   event_loop loop(nic, choose_waiter_policy(opts.wait, over), job_status);
+//   event_loop loop(nic, choose_waiter_policy(opts.wait, over, false), job_status);
 #pragma once
 
 #include <cstdint>
@@ -19,7 +22,14 @@ namespace iso::runtime {
 // process's own count (iso::usable_cores()).
 bool job_oversubscribed(std::optional<bool> launcher_says, std::uint32_t nodes);
 
-// The policy for `mode`; `automatic` blocks exactly when `oversubscribed`.
-waiter_policy choose_waiter_policy(iso::wait_mode mode, bool oversubscribed);
+// Whether a node's NIC thread (`nic_thread`: one runs) shares a core with the job's other
+// threads: the job is oversubscribed, or this process may use fewer than two cores per
+// local node (its CPU affinity). Mostly a thread forced by options::nic: nic_mode::automatic
+// starts one only where the machine has two cores per node.
+bool nic_shares_core(bool nic_thread, bool oversubscribed, std::uint32_t local_nodes);
+
+// The policy for `mode`; `automatic` blocks exactly when `oversubscribed`, and otherwise
+// yields without polling first when `nic_shares_core`.
+waiter_policy choose_waiter_policy(iso::wait_mode mode, bool oversubscribed, bool nic_shares_core);
 
 }  // namespace iso::runtime
