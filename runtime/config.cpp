@@ -288,6 +288,13 @@ absl::StatusOr<test_settings> read_test_settings() {
     }
     out.netns_prefix = netns;
   }
+  if (const char* per_host = std::getenv("ISO_TEST_NODES_PER_HOST"); per_host != nullptr) {
+    if (!absl::SimpleAtoi(per_host, &out.nodes_per_host) || out.nodes_per_host < 1 ||
+        out.nodes_per_host > 4096) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "ISO_TEST_NODES_PER_HOST is '%s'; nodes per emulated host are 1 to 4096", per_host));
+    }
+  }
   const char* fault = std::getenv(kTestFaultVariable);
   if (fault == nullptr || *fault == '\0') return out;
   if (absl::StatusOr<comm::fault_plan> plan = comm::parse_fault_plan(fault); !plan.ok()) {

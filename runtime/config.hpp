@@ -3,6 +3,7 @@
 // `--print-config` cannot drift apart.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -32,10 +33,14 @@ struct test_settings {
   // show that paranoid mode catches it. Empty: no fault.
   std::string fault;
   // ISO_TEST_NETNS: emulated hosts for a ucx job. Node r moves into the network namespace
-  // /run/netns/<prefix><r> and an IPC namespace of its own once it has joined its PMIx
-  // launcher, so that its transport reaches the others only over the network
-  // (tools/netns-job.sh makes the namespaces). Empty: the node stays where it started.
+  // /run/netns/<prefix><h>, h = r / nodes_per_host, and an IPC namespace of its own once it
+  // has joined its PMIx launcher, so that its transport reaches other hosts' nodes only over
+  // the network (tools/netns-job.sh makes the namespaces). Empty: the node stays where it
+  // started.
   std::string netns_prefix;
+  // ISO_TEST_NODES_PER_HOST: how many consecutive nodes share an emulated host (1 to 4096;
+  // default 1).
+  std::uint32_t nodes_per_host = 1;
 };
 
 // Reads the test settings from the environment. InvalidArgument names the variable, its

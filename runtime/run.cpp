@@ -119,10 +119,12 @@ absl::StatusOr<std::shared_ptr<runtime::fabric>> make_private_fabric(
 absl::StatusOr<std::shared_ptr<runtime::fabric>> make_ucx_fabric(const runtime::job_plan& plan) {
 #ifdef ISO_HAVE_UCX
   if (!plan.test.netns_prefix.empty()) {
-    const std::string host = absl::StrFormat("%s%u", plan.test.netns_prefix, *plan.env.rank);
+    const std::string host =
+        absl::StrFormat("%s%u", plan.test.netns_prefix, *plan.env.rank / plan.test.nodes_per_host);
     if (absl::Status s = runtime::enter_emulated_host(host); !s.ok()) return s;
   }
-  return std::make_shared<runtime::ucx_fabric>(plan.pmix, comm::ucx_options{});
+  return std::make_shared<runtime::ucx_fabric>(plan.pmix, comm::ucx_options{},
+                                               plan.opts.direct_reads ? plan.opts.window_bytes : 0);
 #else
   (void)plan;
   return absl::FailedPreconditionError(

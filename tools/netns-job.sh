@@ -1,19 +1,27 @@
 #!/usr/bin/env bash
 # Runs a program as a job of <n> nodes on emulated hosts: mpirun starts the processes (a PMIx
-# launcher, so they run as a ucx job), and each node, once it has joined PMIx, moves into a
-# network namespace of its own (ISO_TEST_NETNS, runtime/config.hpp) and an IPC namespace of
-# its own, so that the nodes reach each other only over veth pairs joined by a bridge.
-# Needs root (ip netns); skips (exit 77) with a message where namespaces cannot be made.
-# Everything it makes is removed on exit, however it ends.
-#   tools/netns-job.sh <n> <program> [args...]
+# launcher, so they run as a ucx job), and each node, once it has joined PMIx, moves into the
+# network namespace of its host (ISO_TEST_NETNS, runtime/config.hpp) and an IPC namespace of
+# its own, so that nodes on different hosts reach each other only over veth pairs joined by a
+# bridge. Each host holds one node, or k consecutive nodes with --per-host k (a mixed job:
+# the nodes of one host share memory windows). Needs root (ip netns); skips (exit 77) with a
+# message where namespaces cannot be made. Everything it makes is removed on exit, however it
+# ends.
+#   tools/netns-job.sh [--per-host k] <n> <program> [args...]
 set -euo pipefail
 
-if [ $# -lt 2 ]; then
-  echo "usage: $0 <nodes> <program> [args...]" >&2
+per_host=1
+if [ "${1:-}" = "--per-host" ]; then
+  per_host=${2:-}
+  shift 2 || true
+fi
+if [ $# -lt 2 ] || ! [[ "$per_host" =~ ^[1-9][0-9]*$ ]]; then
+  echo "usage: $0 [--per-host k] <nodes> <program> [args...]" >&2
   exit 2
 fi
 n=$1
 shift
+hosts=$(((n + per_host - 1) / per_host))
 for tool in ip mpirun; do
   if ! command -v "$tool" >/dev/null 2>&1; then
     echo "SKIPPED: $tool is not installed, so no emulated hosts can be made"
@@ -38,14 +46,14 @@ if ! ip netns add "${prefix}0" 2>/dev/null; then
   exit 77
 fi
 made_namespaces+=("${prefix}0")
-for ((k = 1; k < n; k++)); do
+for ((k = 1; k < hosts; k++)); do
   ip netns add "${prefix}$k"
   made_namespaces+=("${prefix}$k")
 done
 ip link add "$bridge" type bridge
 made_bridge=1
 ip link set "$bridge" up
-for ((k = 0; k < n; k++)); do
+for ((k = 0; k < hosts; k++)); do
   ns="${prefix}$k"
   ip link add "${tag}v$k" type veth peer name "${tag}p$k"
   ip link set "${tag}v$k" master "$bridge"
@@ -56,7 +64,7 @@ for ((k = 0; k < n; k++)); do
   ip -n "$ns" link set "${tag}p$k" up
 done
 # A veth has carrier a moment after it is set up; UCX refuses a device without it.
-for ((k = 0; k < n; k++)); do
+for ((k = 0; k < hosts; k++)); do
   for ((try = 0; ; try++)); do
     if ip -n "${prefix}$k" link show "${tag}p$k" | grep -q "state UP"; then break; fi
     if [ "$try" -ge 100 ]; then
@@ -71,7 +79,8 @@ done
 # peer's memory by cross-memory attach (cma) for large messages; a real host could not.
 export UCX_TLS="${UCX_TLS:-^cma}"
 status=0
-ISO_TEST_NETNS="$prefix" timeout -k 5 "${ISO_MPIRUN_TIMEOUT:-150}" \
-  mpirun --allow-run-as-root --oversubscribe -x ISO_TEST_NETNS -x UCX_TLS -n "$n" "$@" ||
+ISO_TEST_NETNS="$prefix" ISO_TEST_NODES_PER_HOST="$per_host" timeout -k 5 "${ISO_MPIRUN_TIMEOUT:-150}" \
+  mpirun --allow-run-as-root --oversubscribe -x ISO_TEST_NETNS -x ISO_TEST_NODES_PER_HOST \
+  -x UCX_TLS -n "$n" "$@" ||
   status=$?
 exit "$status"

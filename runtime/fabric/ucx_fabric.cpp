@@ -34,6 +34,10 @@ absl::StatusOr<std::unique_ptr<comm::transport>> ucx_fabric::open_transport(std:
     addresses.push_back(*std::move(address));
   }
   if (absl::Status s = (*port)->connect(addresses); !s.ok()) return s;
+  absl::StatusOr<host_windows> windows =
+      host_windows::open(*session_, window_bytes_, kAddressExchangeTimeout);
+  if (!windows.ok()) return windows.status();
+  host_windows_ = *std::move(windows);
   {
     absl::MutexLock lock(&mu_);
     lanes_ = (*port)->lanes();

@@ -107,4 +107,26 @@ TEST(Config, TestFaultComesFromTheEnvironmentOnly) {
       << bad.status();
 }
 
+// Emulated hosts of several nodes each (tools/netns-job.sh --per-host): a count, checked.
+TEST(Config, NodesPerEmulatedHostAreACountFromOneUp) {
+  {
+    const absl::StatusOr<iso::runtime::test_settings> none = iso::runtime::read_test_settings();
+    ASSERT_TRUE(none.ok()) << none.status();
+    EXPECT_EQ(none->nodes_per_host, 1U);
+  }
+  {
+    const scoped_env env("ISO_TEST_NODES_PER_HOST", "2");
+    const absl::StatusOr<iso::runtime::test_settings> two = iso::runtime::read_test_settings();
+    ASSERT_TRUE(two.ok()) << two.status();
+    EXPECT_EQ(two->nodes_per_host, 2U);
+  }
+  for (const char* bad : {"0", "-1", "two", "5000"}) {
+    const scoped_env env("ISO_TEST_NODES_PER_HOST", bad);
+    const absl::StatusOr<iso::runtime::test_settings> got = iso::runtime::read_test_settings();
+    EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(got.status().message().find("ISO_TEST_NODES_PER_HOST is '"), std::string::npos)
+        << got.status();
+  }
+}
+
 }  // namespace
