@@ -249,7 +249,10 @@ absl::Status engine::poll_once(bool& did_work) {
       closed_.store(time_->closed(), std::memory_order_release);
       // Pulses that closed with no delivery leave a sleeping host asleep, unless it asked
       // for them itself (it may wait for them: sync_to) or someone waits for it to have run
-      // them.
+      // them. The fence orders the store of closed_ before the loads below, as the host
+      // orders its demand before its load of closed_ (Dekker): one of the two sees the
+      // other's.
+      std::atomic_thread_fence(std::memory_order_seq_cst);
       const std::atomic<std::uint64_t>* wanted = wanted_.load(std::memory_order_acquire);
       if (!inline_ && (host_demand_.load(std::memory_order_relaxed) > was ||
                        (wanted != nullptr && wanted->load(std::memory_order_relaxed) > was))) {

@@ -15,7 +15,7 @@ if [ "${1:-}" = "--per-host" ]; then
   per_host=${2:-}
   shift 2 || true
 fi
-if [ $# -lt 2 ] || ! [[ "$per_host" =~ ^[1-9][0-9]*$ ]]; then
+if [ $# -lt 2 ] || ! [[ "$per_host" =~ ^[1-9][0-9]*$ ]] || ! [[ "$1" =~ ^[1-9][0-9]*$ ]]; then
   echo "usage: $0 [--per-host k] <nodes> <program> [args...]" >&2
   exit 2
 fi
@@ -30,7 +30,7 @@ for tool in ip mpirun; do
 done
 
 tag="i$$"                # short: interface names have at most 15 characters
-prefix="${tag}h"         # namespaces ${prefix}0 .. ${prefix}<n-1>
+prefix="${tag}h"         # namespaces ${prefix}0 .. ${prefix}<hosts-1>
 bridge="${tag}br"
 made_namespaces=()
 made_bridge=0

@@ -13,6 +13,7 @@
 #include <random>
 #include <utility>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -111,8 +112,15 @@ absl::StatusOr<host_windows> host_windows::open(pmix_session& session, std::size
   const bool shares = members.size() > 1;
   const bool leads = shares && members.front() == self;
 
-  // The lowest node of the host makes the object and says how it is laid out.
+  // The lowest node of the host makes the object and says how it is laid out. Whatever
+  // way this call ends, the descriptor is closed, and the name it made is removed (once
+  // every member has mapped the object, or at once when something failed).
   int fd = -1;
+  std::string made;
+  absl::Cleanup close_and_unlink = [&fd, &made] {
+    if (fd >= 0) ::close(fd);
+    if (!made.empty()) ::shm_unlink(made.c_str());
+  };
   std::string name;
   std::size_t stride = 0;
   std::string layout = "none";
@@ -123,14 +131,14 @@ absl::StatusOr<host_windows> host_windows::open(pmix_session& session, std::size
     if (fd < 0) {
       ISO_LOG(runtime, warn, "node %u: no same-host windows: shm_open(%s): %s", self, name,
               std::strerror(errno));
-    } else if (::ftruncate(fd, static_cast<off_t>(stride * members.size())) != 0) {
-      ISO_LOG(runtime, warn, "node %u: no same-host windows: sizing %s to %u bytes: %s", self, name,
-              stride * members.size(), std::strerror(errno));
-      ::close(fd);
-      fd = -1;
-      ::shm_unlink(name.c_str());
     } else {
-      layout = absl::StrCat(stride, " ", name);
+      made = name;
+      if (::ftruncate(fd, static_cast<off_t>(stride * members.size())) != 0) {
+        ISO_LOG(runtime, warn, "node %u: no same-host windows: sizing %s to %u bytes: %s", self,
+                name, stride * members.size(), std::strerror(errno));
+      } else {
+        layout = absl::StrCat(stride, " ", name);
+      }
     }
   }
   if (absl::Status s = session.put(kLayoutKey, layout); !s.ok()) return s;
@@ -147,21 +155,28 @@ absl::StatusOr<host_windows> host_windows::open(pmix_session& session, std::size
       if (fd < 0) fd = ::shm_open(name.c_str(), O_RDWR, 0);
       struct stat st {};
       const std::size_t bytes = stride * members.size();
-      if (fd >= 0 && ::fstat(fd, &st) == 0 && static_cast<std::size_t>(st.st_size) == bytes) {
+      std::string problem;
+      if (fd < 0 || ::fstat(fd, &st) != 0) {
+        problem = std::strerror(errno);
+      } else if (static_cast<std::size_t>(st.st_size) != bytes) {
+        problem = absl::StrFormat("it holds %d bytes, not %u", st.st_size, bytes);
+      } else {
         out.base_ = map_shared(fd, bytes);
-        if (out.base_ != nullptr) out.mapped_bytes_ = bytes;
+        if (out.base_ == nullptr) {
+          problem = std::strerror(errno);
+        } else {
+          out.mapped_bytes_ = bytes;
+        }
       }
-      if (out.base_ == nullptr) {
+      if (!problem.empty()) {
         ISO_LOG(runtime, warn, "node %u: no same-host windows: mapping %s: %s", self, name,
-                std::strerror(errno));
+                problem);
       }
       mapped = out.base_ != nullptr;
     }
   }
-  if (fd >= 0) ::close(fd);
   if (absl::Status s = session.put(kMappedKey, mapped ? "1" : "0"); !s.ok()) return s;
   if (absl::Status s = session.fence(timeout); !s.ok()) return s;
-  if (leads && !name.empty() && layout != "none") ::shm_unlink(name.c_str());
 
   // The windows are used only where every member has them: a window nobody writes would
   // keep its readers waiting for an owner that never moves on.

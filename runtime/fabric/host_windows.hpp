@@ -15,8 +15,10 @@
 //
 // Collective: every node of the job calls open() once, at the same point of its start (it
 // takes three of the session's fences). The object's name is removed once every node of
-// the host has mapped it, so nothing stays in /dev/shm after the job. Thread safety: none
-// needed (one per process, read-only after open()).
+// the host has mapped it, or as soon as open() fails, so nothing stays in /dev/shm after
+// the job; only a lowest node killed (SIGKILL) between its first and third fence leaves
+// the name behind (an empty object: no memory is written before then). Thread safety:
+// none needed (one per process, read-only after open()).
 #pragma once
 
 #include <cstddef>

@@ -24,11 +24,9 @@ bool job_oversubscribed(std::optional<bool> launcher_says, std::uint32_t nodes) 
 }
 
 bool nic_shares_core(bool nic_thread, bool oversubscribed, std::uint32_t local_nodes) {
-  if (!nic_thread) return false;
-  if (oversubscribed) return true;
-  // The cores this process may use, not the machine's: taskset and cgroups narrow them.
-  const std::uint32_t allowed = nicfw::allowed_cores();
-  return (allowed != 0 ? allowed : usable_cores()) < 2 * local_nodes;
+  // The machine's cores, as nicfw::pin_nic_thread counts them: where there are two per
+  // node, each NIC thread is pinned to a core of its own, whatever the process's affinity.
+  return nic_thread && (oversubscribed || !nicfw::cores_for_nic_threads(local_nodes));
 }
 
 waiter_policy choose_waiter_policy(iso::wait_mode mode, bool oversubscribed, bool nic_shares_core) {

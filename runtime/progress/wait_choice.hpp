@@ -23,9 +23,9 @@ namespace iso::runtime {
 bool job_oversubscribed(std::optional<bool> launcher_says, std::uint32_t nodes);
 
 // Whether a node's NIC thread (`nic_thread`: one runs) shares a core with the job's other
-// threads: the job is oversubscribed, or this process may use fewer than two cores per
-// local node (its CPU affinity). Mostly a thread forced by options::nic: nic_mode::automatic
-// starts one only where the machine has two cores per node.
+// threads: the job is oversubscribed, or the machine has fewer than two cores per local
+// node (nicfw::cores_for_nic_threads; elsewhere each NIC thread is pinned to a core of its
+// own). Only a thread forced by options::nic can: nic_mode::automatic starts none then.
 bool nic_shares_core(bool nic_thread, bool oversubscribed, std::uint32_t local_nodes);
 
 // The policy for `mode`; `automatic` blocks exactly when `oversubscribed`, and otherwise
