@@ -251,12 +251,14 @@ absl::Status engine::poll_once(bool& did_work) {
       // for them itself (it may wait for them: sync_to) or someone waits for it to have run
       // them. The fence orders the store of closed_ before the loads below, as the host
       // orders its demand before its load of closed_ (Dekker): one of the two sees the
-      // other's.
-      std::atomic_thread_fence(std::memory_order_seq_cst);
-      const std::atomic<std::uint64_t>* wanted = wanted_.load(std::memory_order_acquire);
-      if (!inline_ && (host_demand_.load(std::memory_order_relaxed) > was ||
-                       (wanted != nullptr && wanted->load(std::memory_order_relaxed) > was))) {
-        channel_.nic_ring_host();
+      // other's. Inline, the host is the caller and never asleep here.
+      if (!inline_) {
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+        const std::atomic<std::uint64_t>* wanted = wanted_.load(std::memory_order_acquire);
+        if (host_demand_.load(std::memory_order_relaxed) > was ||
+            (wanted != nullptr && wanted->load(std::memory_order_relaxed) > was)) {
+          channel_.nic_ring_host();
+        }
       }
     }
   }
