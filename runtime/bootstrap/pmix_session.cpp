@@ -7,7 +7,6 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <random>
 #include <thread>
 
@@ -72,15 +71,7 @@ void on_event(std::size_t /*handler*/, pmix_status_t status, const pmix_proc_t* 
 
 // Which process table this process's pid belongs to: the machine's boot and the PID
 // namespace. Two processes with the same one can look at each other's pids.
-std::string process_table() {
-  std::ifstream boot("/proc/sys/kernel/random/boot_id");
-  std::string boot_id;
-  std::getline(boot, boot_id);
-  std::array<char, 64> ns{};
-  const ssize_t length = ::readlink("/proc/self/ns/pid", ns.data(), ns.size() - 1);
-  if (boot_id.empty() || length <= 0) return {};
-  return boot_id + "/" + std::string(ns.data(), static_cast<std::size_t>(length));
-}
+std::string process_table() { return kernel_and_namespace("pid"); }
 
 std::string make_secret() {
   std::random_device source;

@@ -1,7 +1,9 @@
 #include "runtime/bootstrap/process_probe.hpp"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <array>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -14,6 +16,17 @@ std::uint64_t own_pid_namespace() {
   struct stat st {};
   if (::stat("/proc/self/ns/pid", &st) != 0) return 0;
   return static_cast<std::uint64_t>(st.st_ino);
+}
+
+std::string kernel_and_namespace(const char* kind) {
+  std::ifstream boot("/proc/sys/kernel/random/boot_id");
+  std::string boot_id;
+  std::getline(boot, boot_id);
+  std::array<char, 64> ns{};
+  const ssize_t length =
+      ::readlink(absl::StrCat("/proc/self/ns/", kind).c_str(), ns.data(), ns.size() - 1);
+  if (boot_id.empty() || length <= 0) return "";
+  return absl::StrCat(boot_id, "/", std::string(ns.data(), static_cast<std::size_t>(length)));
 }
 
 process_sample probe_process(pid_t pid) {

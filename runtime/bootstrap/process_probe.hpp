@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <string>
 
 namespace iso::runtime {
 
@@ -22,6 +23,11 @@ struct process_sample {
 // This process's pid namespace, as an id (the namespace's inode; 0 when /proc cannot say):
 // a pid means the same process to two processes only when their ids are equal and not 0.
 [[nodiscard]] std::uint64_t own_pid_namespace();
+
+// The running kernel and one of this process's namespaces, as text: "<boot id>/<kind>:[<inode>]"
+// for `kind` "pid", "net" and so on; "" when /proc cannot say. Two processes with the same
+// one run on one kernel in one such namespace.
+[[nodiscard]] std::string kernel_and_namespace(const char* kind);
 
 // Reads /proc/<pid>/stat. A zombie counts as gone; a process stopped by a signal or by a
 // tracer counts as stopped.

@@ -6,10 +6,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <random>
 #include <utility>
 
@@ -20,6 +18,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "base/log.hpp"
+#include "runtime/bootstrap/process_probe.hpp"
 
 namespace iso::runtime {
 
@@ -29,13 +28,6 @@ constexpr char kHostKey[] = "host.id";
 constexpr char kLayoutKey[] = "host.windows";  // the lowest node's: "<stride> <name>" or "none"
 constexpr char kMappedKey[] = "host.mapped";   // every member's: "1" or "0"
 constexpr std::size_t kPage = 4096;
-
-std::string namespace_link(const char* which) {
-  std::array<char, 64> target{};
-  const ssize_t length =
-      ::readlink(absl::StrCat("/proc/self/ns/", which).c_str(), target.data(), target.size() - 1);
-  return length > 0 ? std::string(target.data(), static_cast<std::size_t>(length)) : "";
-}
 
 std::string random_object_name() {
   std::random_device source;
@@ -50,14 +42,7 @@ std::byte* map_shared(int fd, std::size_t bytes) {
 
 }  // namespace
 
-std::string host_windows::host_identity() {
-  std::ifstream boot("/proc/sys/kernel/random/boot_id");
-  std::string boot_id;
-  std::getline(boot, boot_id);
-  const std::string net = namespace_link("net");
-  if (boot_id.empty() || net.empty()) return "";
-  return absl::StrCat(boot_id, "/", net);
-}
+std::string host_windows::host_identity() { return kernel_and_namespace("net"); }
 
 host_windows::host_windows(host_windows&& other) noexcept
     : base_(std::exchange(other.base_, nullptr)),
