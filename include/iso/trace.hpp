@@ -19,11 +19,14 @@ enum class trace_op : std::uint8_t {
 };
 
 struct trace_event {
-  // Place in the global order: (pulse, after_pulse, pid, rank, !direct, op_index).
+  // Place in the global order: (pulse, after_pulse, step, pid, rank, !direct, op_index).
   // `after_pulse` marks a purely local isochron that ran once every operation of `pulse`
-  // had (and nothing of a later pulse had).
+  // had (and nothing of a later pulse had). Between two pulses, `step` orders such
+  // isochrons and same-host reads before their node does: a Lamport clock that puts each
+  // after everything its node had seen (0 for every operation of a pulse).
   std::uint64_t pulse = 0;
   bool after_pulse = false;
+  std::uint64_t step = 0;
   std::uint32_t pid = 0;       // the node that issued the isochron
   std::uint64_t rank = 0;      // its issue number at that node
   std::uint32_t op_index = 0;  // position of the operation in the isochron's stream here

@@ -34,8 +34,20 @@ window_map::window_map(std::span<std::byte> memory, std::uint32_t page_variables
 void copy_window::begin_change() {
   if (header_ == nullptr || changing_) return;
   changing_ = true;
-  header_->sequence.store(++sequence_, std::memory_order_relaxed);
-  std::atomic_thread_fence(std::memory_order_release);
+  // seq_cst store, then seq_cst load: a reader that raised `step` and then found the lock
+  // word unchanged is seen here (window_reader::raise_step).
+  header_->sequence.store(++sequence_, std::memory_order_seq_cst);
+  step_ = header_->step.load(std::memory_order_seq_cst);
+}
+
+std::uint64_t copy_window::change_step(std::uint64_t least) {
+  if (header_ == nullptr) return least;
+  ISO_CHECK(changing_) << "a change step outside a change section";
+  if (least > step_) {
+    step_ = least;
+    base::raise_to(header_->step, least, std::memory_order_seq_cst);
+  }
+  return step_;
 }
 
 void copy_window::end_change() {
@@ -67,6 +79,14 @@ void copy_window::publish_next_local(std::uint64_t rank) {
 
 void window_reader::want(std::uint64_t through) const {
   base::raise_to(header_->wanted, through, std::memory_order_relaxed);
+}
+
+void window_reader::raise_step(std::uint64_t step) const {
+  // seq_cst load and exchange, before snapshot()'s seq_cst load of the lock word.
+  std::uint64_t seen = header_->step.load(std::memory_order_seq_cst);
+  while (seen < step &&
+         !header_->step.compare_exchange_weak(seen, step, std::memory_order_seq_cst)) {
+  }
 }
 
 void window_reader::wait_past(std::uint64_t through, absl::Duration timeout,

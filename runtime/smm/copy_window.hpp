@@ -5,8 +5,12 @@
 // sequence lock: odd while changing), and publishes where its copies stand in logical time:
 //   through     every operation of every pulse up to this one has executed here, and
 //               nothing of a later pulse has;
-//   next_local  every purely local isochron of this node that ran so far has a lower rank.
-// A reader takes a consistent snapshot of both and of the variables it wants, or retries.
+//   next_local  every purely local isochron of this node that ran so far has a lower rank;
+//   step        the owner's next change sits at this step or a later one (order_point.hpp).
+// A reader takes a consistent snapshot of them and of the variables it wants, or retries.
+// A reader that needs the copies valid further on between the same two pulses raises
+// `step` inside its snapshot: the owner reads it after opening its next change section,
+// so either the reader sees that section begun (and retries) or the change sits later.
 // A reader whose owner stands behind what it needs says how far it needs it (`wanted`), and
 // may sleep until `through` moves on: the owner, which otherwise runs its pulses only when
 // it next polls, polls at its next call while someone wants more, and rings the window's
@@ -39,6 +43,7 @@ struct window_header {
   std::atomic<std::uint64_t> through;
   std::atomic<std::uint64_t> next_local;
   std::atomic<std::uint64_t> wanted;  // the highest `through` a waiting reader needs
+  std::atomic<std::uint64_t> step;    // raised by the owner and its readers, never lowered
   // Rung when `through` moves on; on a line of its own, since readers write it to sleep.
   comm::doorbell advanced;
 };
@@ -48,6 +53,7 @@ static_assert(sizeof(window_header) == 128 && std::atomic<std::uint64_t>::is_alw
 struct window_stand {
   std::uint64_t through = 0;
   std::uint64_t next_local = 0;
+  std::uint64_t step = 0;
 };
 
 // Where a window's header and pages lie: the layout the owner and its readers share.
@@ -86,6 +92,9 @@ class copy_window : public window_map {
   void begin_change();
   void end_change();
   [[nodiscard]] bool changing() const { return changing_; }
+  // Inside a change section: the step its changes sit at, at least `least` (raised in the
+  // window so that later readers see it). Without a window: `least`.
+  [[nodiscard]] std::uint64_t change_step(std::uint64_t least);
   void publish_through(std::uint64_t pulse);
   void publish_next_local(std::uint64_t rank);
   // The word wanted() reads (null without a window), for the NIC to watch.
@@ -99,6 +108,7 @@ class copy_window : public window_map {
 
  private:
   std::uint64_t sequence_ = 0;  // the owner's copy of the lock word
+  std::uint64_t step_ = 0;      // the open change section's step
   bool changing_ = false;
   bool owes_ring_ = false;  // `through` moved on inside the open change section
 };
@@ -135,6 +145,9 @@ class window_reader : public window_map {
   [[nodiscard]] comm::doorbell& advanced_bell() const { return header_->advanced; }
   // Tells the owner that this reader waits for its copies to stand at `through`.
   void want(std::uint64_t through) const;
+  // Inside snapshot()'s `visit` only: the owner's next change will sit at `step` or later,
+  // so the state being read holds up to there (if the snapshot turns out consistent).
+  void raise_step(std::uint64_t step) const;
 
   [[nodiscard]] static shared_variable load(const shared_variable& v) {
     auto& mutable_v = const_cast<shared_variable&>(v);  // atomic_ref<const T> is C++26
@@ -153,10 +166,12 @@ window_reader::outcome window_reader::snapshot(Visit&& visit) const {
   const std::uint64_t before = header_->sequence.load(std::memory_order_seq_cst);
   if (before & 1) return outcome::changing;
   const window_stand stand{header_->through.load(std::memory_order_acquire),
-                           header_->next_local.load(std::memory_order_acquire)};
+                           header_->next_local.load(std::memory_order_acquire),
+                           header_->step.load(std::memory_order_seq_cst)};
   const bool wanted = visit(stand);
   std::atomic_thread_fence(std::memory_order_acquire);
-  if (header_->sequence.load(std::memory_order_relaxed) != before) return outcome::changing;
+  // seq_cst: after a raise_step in `visit`, as begin_change's store and load are.
+  if (header_->sequence.load(std::memory_order_seq_cst) != before) return outcome::changing;
   return wanted ? outcome::consistent : outcome::declined;
 }
 

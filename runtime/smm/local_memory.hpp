@@ -22,11 +22,13 @@
 namespace iso::runtime {
 
 // Where an operation sits in the global order: (pulse, pid, rank). A purely local
-// isochron that ran between pulses sits after every node's operations of `pulse`.
+// isochron that ran between pulses sits after every node's operations of `pulse`, ordered
+// by `step` first (order_point.hpp).
 struct exec_position {
   std::uint64_t pulse = 0;
   std::uint32_t pid = 0;
   std::uint64_t rank = 0;
+  std::uint64_t step = 0;
 };
 
 // What executing operations does outside memory.

@@ -1,5 +1,7 @@
 #include "runtime/smm/same_host_reads.hpp"
 
+#include <algorithm>
+
 #include "runtime/smm/operations.hpp"
 
 namespace iso::runtime {
@@ -50,14 +52,20 @@ same_host_reads::outcome same_host_reads::try_serve(node_id owner, const order_p
   for (const noted_read& read : reads_) total += read.count;
   values_.resize(total);
   bool owner_behind = false;
-  const window_reader::outcome got = peers_[owner].snapshot([&](const window_stand& stand) {
-    at = {stand.through, nodes_ + owner, stand.next_local, 0};
+  const window_reader& peer = peers_[owner];
+  const window_reader::outcome got = peer.snapshot([&](const window_stand& stand) {
     seen_through_ = stand.through;
     if (stand.through >= next_stamp_floor) return false;  // later isochrons could sit earlier
-    if (at < earliest) {
+    if (stand.through < earliest.pulse) {
       owner_behind = true;
       return false;
     }
+    // Right before the owner's next local isochron, at a step no earlier than this node
+    // has seen: the owner's next change will sit there or later, once raise_step says so.
+    const std::uint32_t slot = nodes_ + owner;
+    const std::uint64_t step = std::max(
+        stand.step, step_from(earliest, stand.through, slot, stand.next_local, 0, false));
+    at = {stand.through, step, slot, stand.next_local, 0};
     std::size_t k = 0;
     for (const noted_read& read : reads_) {
       for (std::uint32_t i = 0; i < read.count; ++i) {
@@ -67,6 +75,7 @@ same_host_reads::outcome same_host_reads::try_serve(node_id owner, const order_p
         values_[k++] = v.value;
       }
     }
+    if (step > stand.step) peer.raise_step(step);
     return true;
   });
   switch (got) {

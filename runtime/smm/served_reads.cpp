@@ -41,8 +41,8 @@ absl::StatusOr<bool> shared_memory_manager::serve_lone_read() {
   // A purely local isochron that only reads: it changes nothing, so it needs no change
   // section and no notice batch. Tracing, a variable that waits for its assign, or a
   // same-host read of this node's that sat later: the general path.
-  const order_point at = local_point();
-  if (options_.trace || at <= last_) return false;
+  if (options_.trace || last_.pulse > through_) return false;
+  const order_point at = local_point(local_step());
   const shared_variable* vars = memory_.copy_of(page, lone_read_.address);
   direct_values_.resize(lone_read_.count);
   for (std::uint32_t i = 0; i < lone_read_.count; ++i) {
@@ -95,7 +95,7 @@ absl::StatusOr<bool> shared_memory_manager::serve_direct_reads(node_id owner) {
     // The read must not sit before anything this node has seen: its own isochrons, and
     // its own copies as they stand (what they hold, notices of what ran in those pulses,
     // and everything a barrier waited for).
-    const order_point earliest = std::max(last_, order_point{through_, nodes, 0, 0});
+    const order_point earliest = std::max(last_, order_point{through_, 0, nodes, 0, 0});
     const same_host_reads::outcome got =
         window_reads_.try_serve(owner, earliest, next_stamp_floor, at);
     if (got == same_host_reads::outcome::served) break;
@@ -106,12 +106,12 @@ absl::StatusOr<bool> shared_memory_manager::serve_direct_reads(node_id owner) {
       // sending the NIC path's request needs no wait.
       if (loop_.progress_forbidden()) return false;
       // Time is lazy: the owner catches up only with pulses someone needs. Its copies will
-      // do once they stand at earliest.pulse + 1 (at earliest.pulse, a node of a lower id
-      // sits before this one's own isochrons), which needs logical time one pulse further.
-      if (!inline_nic && demanded < earliest.pulse + 2) {
-        demanded = earliest.pulse + 2;
+      // do once they stand at earliest.pulse (a step puts the read after what this node
+      // has seen there), which needs logical time one pulse further.
+      if (!inline_nic && demanded < earliest.pulse + 1) {
+        demanded = earliest.pulse + 1;
         nic_.demand(demanded);
-        window_reads_.want_owner_at(owner, earliest.pulse + 1);
+        window_reads_.want_owner_at(owner, earliest.pulse);
       }
       bool did = false;
       if (absl::Status s = loop_.progress(did); !s.ok()) return s;
@@ -164,6 +164,7 @@ absl::StatusOr<bool> shared_memory_manager::serve_direct_reads(node_id owner) {
       for (std::uint32_t i = 0; i < read.count; ++i) {
         trace_.push_back({.pulse = at.pulse,
                           .after_pulse = true,
+                          .step = at.step,
                           .pid = owner,
                           .rank = at.rank,
                           .op_index = read.index,

@@ -355,16 +355,22 @@ absl::Status shared_memory_manager::end() {
 }
 
 absl::Status shared_memory_manager::run_local_now(std::span<const std::byte> stream) {
-  const order_point at = local_point();
-  if (at <= last_) {
-    // A same-host read of this node's sat later in the order than this node's copies
-    // stand now (another node's copies were further on): catch up first.
-    const std::uint64_t pulse = last_.pulse + (through_ >= last_.pulse ? 1 : 0);
-    if (absl::Status s = sync_to(pulse); !s.ok()) return s;
+  if (last_.pulse > through_) {
+    // A same-host read of this node's sat at a later pulse than this node's copies stand
+    // now (another node's copies were further on): catch up first.
+    if (absl::Status s = sync_to(last_.pulse); !s.ok()) return s;
     return run_local_now(stream);
   }
+  std::uint64_t step = local_step();
+  if (!builder_.reads_only()) {
+    // Its changes sit no earlier than any reader of this window has read it up to: the
+    // change section opens first, and its step counts what readers raised before.
+    window_.begin_change();
+    step = window_.change_step(step);
+  }
+  const order_point at = local_point(step);
   queue_.begin_batch(through_);
-  absl::Status s = run_stream(self_, through_, true, stream);
+  absl::Status s = run_stream(self_, through_, true, stream, write_pass::normal, step);
   // Readers of this window sit before or after it only if it changed something here.
   if (window_.changing()) window_.publish_next_local(builder_.rank() + 1);
   window_.end_change();
@@ -480,6 +486,7 @@ void shared_memory_manager::executed(const exec_position& at, std::uint32_t op_i
   const std::uint32_t pid = at.pid >= nodes ? at.pid - nodes : at.pid;
   trace_.push_back({.pulse = at.pulse,
                     .after_pulse = at.pid >= nodes,
+                    .step = at.step,
                     .pid = pid,
                     .rank = at.rank,
                     .op_index = op_index,
@@ -580,7 +587,7 @@ absl::Status shared_memory_manager::apply_writes_now(node_id source, std::uint64
 
 absl::Status shared_memory_manager::run_stream(node_id source, std::uint64_t pulse,
                                                bool after_pulse, std::span<const std::byte> stream,
-                                               write_pass pass) {
+                                               write_pass pass, std::uint64_t step) {
   op_reader in(stream);
   stream_header header;
   if (!in.get(header)) {
@@ -588,7 +595,7 @@ absl::Status shared_memory_manager::run_stream(node_id source, std::uint64_t pul
         absl::StrFormat("operation stream from node %u has no header", source));
   }
   const std::uint32_t nodes = nic_.topo().nodes();
-  const exec_position at{pulse, after_pulse ? nodes + source : source, header.rank};
+  const exec_position at{pulse, after_pulse ? nodes + source : source, header.rank, step};
   return memory_.execute(source, at, stream.subspan(sizeof(header)), *this, pass);
 }
 
@@ -648,12 +655,12 @@ absl::Status shared_memory_manager::run_items(std::uint64_t pulse,
       ISO_CHECK(!hit_.empty() && hit_.front().net && hit_.front().sequence == sequence)
           << "isochron marker " << sequence << " does not match the oldest pending isochron";
       if (absl::Status s = run_local_part(hit_.front(), pulse, false); !s.ok()) return s;
-      last_ = {pulse, self_, hit_.front().rank, 1};
+      last_ = {pulse, 0, self_, hit_.front().rank, 1};
       hit_.pop_front();
       // Purely local isochrons issued after it run right behind it.
       while (!hit_.empty() && !hit_.front().net) {
         if (absl::Status s = run_local_part(hit_.front(), pulse, false); !s.ok()) return s;
-        last_ = {pulse, self_, hit_.front().rank, 1};
+        last_ = {pulse, 0, self_, hit_.front().rank, 1};
         hit_.pop_front();
       }
     }

@@ -193,10 +193,15 @@ class shared_memory_manager final : public execution_sink, public delivery_unit 
   void abandon_slot(read_slots::ticket t, std::uint32_t count);
   // Runs the purely local isochron being closed, after every operation of `through_`.
   [[nodiscard]] absl::Status run_local_now(std::span<const std::byte> stream);
-  // Where the purely local isochron being closed sits if it runs now: after every
-  // operation of `through_`.
-  [[nodiscard]] order_point local_point() const {
-    return {through_, nic_.topo().nodes() + self_, builder_.rank(), 1};
+  // Where the purely local isochron being closed sits if it runs now at `step`: after
+  // every operation of `through_`.
+  [[nodiscard]] order_point local_point(std::uint64_t step) const {
+    return {through_, step, nic_.topo().nodes() + self_, builder_.rank(), 1};
+  }
+  // The lowest step at which it sits after everything this node has seen (last_); needs
+  // last_.pulse <= through_.
+  [[nodiscard]] std::uint64_t local_step() const {
+    return step_from(last_, through_, nic_.topo().nodes() + self_, builder_.rank(), 1, true);
   }
   // After a call that completed without waiting: a round now while a same-host reader
   // waits for this node's copies to move on (copy_window::wanted), else now and then.
@@ -224,9 +229,11 @@ class shared_memory_manager final : public execution_sink, public delivery_unit 
   [[nodiscard]] absl::Status run_remote_part(std::uint64_t pulse, node_id source,
                                              std::uint32_t sequence, std::span<const std::byte> ops,
                                              bool writes_applied);
+  // `step`: for a purely local isochron run after `pulse` (order_point).
   [[nodiscard]] absl::Status run_stream(node_id source, std::uint64_t pulse, bool after_pulse,
                                         std::span<const std::byte> stream,
-                                        write_pass pass = write_pass::normal);
+                                        write_pass pass = write_pass::normal,
+                                        std::uint64_t step = 0);
   // Relaxed mode: applies the plain writes of `stream` (an isochron of `source`, stamped
   // `pulse`; this node's own: issued after pulse `pulse`) to this node's copies now; they
   // are applied again, unrecorded, at their logical time.

@@ -11,13 +11,13 @@ namespace iso::sc {
 namespace {
 
 auto order_key(const iso::trace_event& e) {
-  return std::make_tuple(e.pulse, e.after_pulse, e.pid, e.rank, !e.direct, e.op_index);
+  return std::make_tuple(e.pulse, e.after_pulse, e.step, e.pid, e.rank, !e.direct, e.op_index);
 }
 
 std::string describe(const iso::trace_event& e) {
   std::ostringstream out;
   out << "op " << static_cast<int>(e.op) << " on address " << e.address << " at (pulse " << e.pulse
-      << (e.after_pulse ? "+" : "") << ", pid " << e.pid << ", rank " << e.rank
+      << (e.after_pulse ? "+" : "") << ", step " << e.step << ", pid " << e.pid << ", rank " << e.rank
       << (e.direct ? ", a same-host read by node " + std::to_string(e.issuer) : std::string())
       << ") executed on node " << e.node << " value " << e.value;
   return out.str();
@@ -36,8 +36,8 @@ sc_report check_sequential_consistency(std::vector<iso::trace_event> events) {
   std::map<std::uint64_t, cell> memory;
   // Reads that returned the value a sched's assign would supply: (address, node) -> reads.
   std::map<std::pair<std::uint64_t, std::uint32_t>, std::vector<iso::trace_event>> waiting;
-  std::set<
-      std::tuple<std::uint64_t, bool, std::uint32_t, std::uint64_t, std::uint32_t, std::uint64_t>>
+  std::set<std::tuple<std::uint64_t, bool, std::uint64_t, std::uint32_t, std::uint64_t,
+                      std::uint32_t, std::uint64_t>>
       replayed;
   auto fail = [&](const std::string& why) {
     if (report.consistent) report.first_violation = why;
@@ -56,7 +56,8 @@ sc_report check_sequential_consistency(std::vector<iso::trace_event> events) {
       continue;
     }
     if (e.op == iso::trace_op::message) continue;
-    const auto key = std::make_tuple(e.pulse, e.after_pulse, e.pid, e.rank, e.op_index, e.address);
+    const auto key =
+        std::make_tuple(e.pulse, e.after_pulse, e.step, e.pid, e.rank, e.op_index, e.address);
     if (!replayed.insert(key).second) continue;  // another copy of the same change
     ++report.changes;
     cell& c = memory[e.address];

@@ -1,6 +1,6 @@
 // Checks a recorded history (the trace events of every node) against sequential
-// consistency as isotach defines it: order every event by (pulse, after_pulse, pid, rank,
-// op_index); replaying that order on one memory, every read must return the value of the
+// consistency as isotach defines it: order every event by (pulse, after_pulse, step, pid,
+// rank, op_index); replaying that order on one memory, every read must return the value of the
 // latest write before it, or, when the latest post is a sched, the value that sched's
 // assign later supplies. Copies of a variable on several nodes execute the same changes,
 // so changes are replayed once per (position, address).

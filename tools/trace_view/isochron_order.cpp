@@ -6,11 +6,11 @@
 namespace iso::trace_view {
 
 std::vector<drawn_isochron> isochrons_in_order(const history_view& h) {
-  using key = std::tuple<std::uint64_t, bool, std::uint32_t, std::uint64_t, bool>;
+  using key = std::tuple<std::uint64_t, bool, std::uint64_t, std::uint32_t, std::uint64_t, bool>;
   std::map<std::pair<std::uint32_t, std::uint64_t>, std::pair<key, drawn_isochron>> found;
   for (const iso::trace_event& e : h.events) {
     if (e.op == iso::trace_op::message) continue;
-    const key k{e.pulse, e.after_pulse, e.pid, e.rank, !e.direct};
+    const key k{e.pulse, e.after_pulse, e.step, e.pid, e.rank, !e.direct};
     auto [it, fresh] = found.try_emplace({e.issuer, e.issue_rank});
     auto& [best, iso] = it->second;
     if (fresh || k < best) {

@@ -1,6 +1,6 @@
 // The isochrons of a history in the global order the runtime recorded, for drawing: each
-// isochron (issuer, issue_rank) at its earliest place (pulse, after_pulse, pid, rank,
-// !direct), with the events each node executed of it.
+// isochron (issuer, issue_rank) at its earliest place (pulse, after_pulse, step, pid,
+// rank, !direct), with the events each node executed of it.
 #pragma once
 
 #include <cstdint>
