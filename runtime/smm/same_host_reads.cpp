@@ -63,8 +63,8 @@ same_host_reads::outcome same_host_reads::try_serve(node_id owner, const order_p
     // Right before the owner's next local isochron, at a step no earlier than this node
     // has seen: the owner's next change will sit there or later, once raise_step says so.
     const std::uint32_t slot = nodes_ + owner;
-    const std::uint64_t step = std::max(
-        stand.step, step_from(earliest, stand.through, slot, stand.next_local, 0, false));
+    const std::uint64_t step =
+        std::max(stand.step, step_from(earliest, stand.through, slot, stand.next_local, 0, false));
     at = {stand.through, step, slot, stand.next_local, 0};
     std::size_t k = 0;
     for (const noted_read& read : reads_) {

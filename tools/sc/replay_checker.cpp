@@ -17,7 +17,8 @@ auto order_key(const iso::trace_event& e) {
 std::string describe(const iso::trace_event& e) {
   std::ostringstream out;
   out << "op " << static_cast<int>(e.op) << " on address " << e.address << " at (pulse " << e.pulse
-      << (e.after_pulse ? "+" : "") << ", step " << e.step << ", pid " << e.pid << ", rank " << e.rank
+      << (e.after_pulse ? "+" : "") << ", step " << e.step << ", pid " << e.pid << ", rank "
+      << e.rank
       << (e.direct ? ", a same-host read by node " + std::to_string(e.issuer) : std::string())
       << ") executed on node " << e.node << " value " << e.value;
   return out.str();

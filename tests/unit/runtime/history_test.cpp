@@ -181,7 +181,8 @@ TEST(History, LocalWritesAndSameHostReadsBetweenPulsesAreSequentiallyConsistent)
     const iso::sc::sc_report report = iso::sc::check_sequential_consistency(events);
     EXPECT_TRUE(report.consistent) << report.first_violation;
     EXPECT_GT(same_host_reads(events), kNodes * kRounds);
-    EXPECT_TRUE(std::any_of(events.begin(), events.end(), [](const auto& e) { return e.step > 0; }));
+    EXPECT_TRUE(
+        std::any_of(events.begin(), events.end(), [](const auto& e) { return e.step > 0; }));
     expect_issue_order(events);
     EXPECT_LT(most_pulses.load(), kRounds / 2) << "pulses executed during the rounds";
   }
@@ -190,10 +191,22 @@ TEST(History, LocalWritesAndSameHostReadsBetweenPulsesAreSequentiallyConsistent)
 // The checker orders what ran between two pulses by step, then by node.
 TEST(History, CheckerOrdersStepsBeforeNodes) {
   std::vector<iso::trace_event> events = {
-      {.pulse = 1, .after_pulse = true, .step = 1, .pid = 0, .rank = 0,
-       .op = iso::trace_op::read, .address = 5, .value = 9},
-      {.pulse = 1, .after_pulse = true, .step = 0, .pid = 1, .rank = 0,
-       .op = iso::trace_op::write, .address = 5, .value = 9},
+      {.pulse = 1,
+       .after_pulse = true,
+       .step = 1,
+       .pid = 0,
+       .rank = 0,
+       .op = iso::trace_op::read,
+       .address = 5,
+       .value = 9},
+      {.pulse = 1,
+       .after_pulse = true,
+       .step = 0,
+       .pid = 1,
+       .rank = 0,
+       .op = iso::trace_op::write,
+       .address = 5,
+       .value = 9},
   };
   EXPECT_TRUE(iso::sc::check_sequential_consistency(events).consistent);
   events[0].step = 0;
