@@ -35,9 +35,11 @@ void copy_window::begin_change() {
   if (header_ == nullptr || changing_) return;
   changing_ = true;
   // seq_cst store, then seq_cst load: a reader that raised `step` and then found the lock
-  // word unchanged is seen here (window_reader::raise_step).
+  // word unchanged is seen here (window_reader::raise_step). The release fence keeps the
+  // changes that follow after the odd lock word for a reader's acquire fence.
   header_->sequence.store(++sequence_, std::memory_order_seq_cst);
   step_ = header_->step.load(std::memory_order_seq_cst);
+  std::atomic_thread_fence(std::memory_order_release);
 }
 
 std::uint64_t copy_window::change_step(std::uint64_t least) {

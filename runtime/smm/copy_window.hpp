@@ -87,8 +87,9 @@ class copy_window : public window_map {
   }
 
   // A change section opens at the first change (local_memory calls begin_change() before
-  // each) and closes at end_change(): a pulse or local isochron that changes nothing here
-  // (messages, reads) costs readers nothing and writes no lock word.
+  // each) and closes at end_change(): a pulse that changes nothing here (messages, reads)
+  // costs readers nothing and writes no lock word. A purely local isochron that is not
+  // all reads opens one before it runs, for its step (change_step).
   void begin_change();
   void end_change();
   [[nodiscard]] bool changing() const { return changing_; }

@@ -21,14 +21,15 @@
 
 namespace iso::runtime {
 
-// Where an operation sits in the global order: (pulse, pid, rank). A purely local
-// isochron that ran between pulses sits after every node's operations of `pulse`, ordered
-// by `step` first (order_point.hpp).
+// Where an operation sits in the global order: (pulse, step, pid, rank). A purely local
+// isochron that ran between pulses sits after every node's operations of `pulse` (its pid
+// is the node count + its node's), ordered by `step` first (order_point.hpp); an operation
+// of the pulse has step 0.
 struct exec_position {
   std::uint64_t pulse = 0;
+  std::uint64_t step = 0;
   std::uint32_t pid = 0;
   std::uint64_t rank = 0;
-  std::uint64_t step = 0;
 };
 
 // What executing operations does outside memory.

@@ -40,7 +40,7 @@ absl::StatusOr<bool> shared_memory_manager::serve_lone_read() {
   }
   // A purely local isochron that only reads: it changes nothing, so it needs no change
   // section and no notice batch. Tracing, a variable that waits for its assign, or a
-  // same-host read of this node's that sat later: the general path.
+  // same-host read of this node's that sat at a later pulse: the general path.
   if (options_.trace || last_.pulse > through_) return false;
   const order_point at = local_point(local_step());
   const shared_variable* vars = memory_.copy_of(page, lone_read_.address);

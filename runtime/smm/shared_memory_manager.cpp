@@ -371,7 +371,7 @@ absl::Status shared_memory_manager::run_local_now(std::span<const std::byte> str
   const order_point at = local_point(step);
   queue_.begin_batch(through_);
   absl::Status s = run_stream(self_, through_, true, stream, write_pass::normal, step);
-  // Readers of this window sit before or after it only if it changed something here.
+  // Readers of this window sit before or after it if it may have changed something here.
   if (window_.changing()) window_.publish_next_local(builder_.rank() + 1);
   window_.end_change();
   queue_.end_batch();
@@ -595,7 +595,7 @@ absl::Status shared_memory_manager::run_stream(node_id source, std::uint64_t pul
         absl::StrFormat("operation stream from node %u has no header", source));
   }
   const std::uint32_t nodes = nic_.topo().nodes();
-  const exec_position at{pulse, after_pulse ? nodes + source : source, header.rank, step};
+  const exec_position at{pulse, step, after_pulse ? nodes + source : source, header.rank};
   return memory_.execute(source, at, stream.subspan(sizeof(header)), *this, pass);
 }
 

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/time/time.h"
@@ -35,6 +36,56 @@ TEST(CopyWindow, PagesThatFitLiveInTheWindowAfterItsHeader) {
   const copy_window none({}, kPageVariables);
   EXPECT_EQ(none.capacity(), 0u);
   EXPECT_FALSE(window_reader({}, kPageVariables).present());
+}
+
+// A reader that raised the step inside a consistent snapshot may place its read up to that
+// step: the owner's next change must sit there or later, however the two threads race.
+TEST(CopyWindow, AChangeAfterAReaderRaisedTheStepSitsAtThatStepOrLater) {
+  const window_memory memory(kHeader + kPageVariables * sizeof(shared_variable));
+  copy_window window(memory.span(), kPageVariables);
+  const window_reader reader(memory.span(), kPageVariables);
+  constexpr std::uint64_t kRounds = 20000;
+  std::vector<std::uint64_t> step_of(kRounds + 1);  // the step of the change storing round r
+  std::atomic<std::uint64_t> rounds_done{0};
+  std::atomic<bool> stop{false};
+  std::thread owner([&] {
+    for (std::uint64_t round = 1; round <= kRounds && !stop; ++round) {
+      window.begin_change();
+      step_of[round] = window.change_step(0);
+      iso::runtime::store_value(window.page(0)[0], round);
+      window.end_change();
+      rounds_done = round;
+    }
+  });
+  // (value seen, step raised to), from consistent snapshots only.
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> claims;
+  while (rounds_done.load() < kRounds && claims.size() < 200000) {
+    std::uint64_t value = 0;
+    std::uint64_t raised = 0;
+    const window_reader::outcome got = reader.snapshot([&](const window_stand& stand) {
+      value = window_reader::load(reader.page(0)[0]).value;
+      raised = stand.step + 1 + value % 3;
+      reader.raise_step(raised);
+      return true;
+    });
+    if (got == window_reader::outcome::consistent) claims.emplace_back(value, raised);
+  }
+  stop = true;
+  owner.join();
+  ASSERT_FALSE(claims.empty());
+  int early = 0;
+  for (const auto& [value, raised] : claims) {
+    if (value + 1 <= rounds_done.load() && step_of[value + 1] < raised) ++early;
+  }
+  EXPECT_EQ(early, 0) << "changes that sat before a step a reader had raised after seeing "
+                         "the state they replaced";
+  // Steps only go up, and the owner's own request raises the header too.
+  window.begin_change();
+  const std::uint64_t now = window.change_step(step_of[rounds_done.load()] + 10);
+  window.end_change();
+  EXPECT_EQ(now, step_of[rounds_done.load()] + 10);
+  EXPECT_EQ(reader.snapshot([&](const window_stand& stand) { return stand.step == now; }),
+            window_reader::outcome::consistent);
 }
 
 TEST(CopyWindow, ASnapshotIsNeverTornWhileTheOwnerChangesTheVariables) {

@@ -78,6 +78,32 @@ TEST_F(SameHostReads, AnOwnerBehindWhatThisNodeHasSeenIsToldApart) {
   EXPECT_EQ(reads.try_serve(1, order_point{.pulse = 6}, 100, at), outcome::served);
 }
 
+// At the owner's pulse, a read that must sit after what this node has seen takes a step
+// that puts it there, and raises the owner's step to it: the owner's next change sits
+// there or later, so the state read holds at that place.
+TEST_F(SameHostReads, AtTheOwnersPulseAStepPutsTheReadAfterWhatThisNodeHasSeen) {
+  owner_stands_at(5);
+  same_host_reads reads(0, pages_, windows_, kPageVariables, kNodes);
+  ASSERT_TRUE(reads.note(1, *pages_.lookup(0), 0, 1, 0, 0, 0));
+  order_point at;
+  // This node's own local isochron at step 3 (its slot is lower than the owner's).
+  const order_point own{.pulse = 5, .step = 3, .slot = kNodes + 0, .rank = 7, .kind = 1};
+  ASSERT_EQ(reads.try_serve(1, own, 100, at), outcome::served);
+  EXPECT_EQ(at, (order_point{.pulse = 5, .step = 3, .slot = kNodes + 1, .rank = 0, .kind = 0}));
+  // An earlier read of this owner's copy, right before a later local isochron of its:
+  // the owner now stands before it at step 3, so the read needs step 4.
+  const order_point read{.pulse = 5, .step = 3, .slot = kNodes + 1, .rank = 9, .kind = 0};
+  ASSERT_EQ(reads.try_serve(1, read, 100, at), outcome::served);
+  EXPECT_EQ(at.step, 4u);
+  EXPECT_GE(at, read);
+  owner_.begin_change();
+  EXPECT_EQ(owner_.change_step(0), 4u);
+  owner_.end_change();
+  // Without a step, the owner's copies do (it stood there, changed nothing since).
+  EXPECT_EQ(reads.try_serve(1, order_point{.pulse = 5}, 100, at), outcome::served);
+  EXPECT_EQ(at.step, 4u);
+}
+
 TEST_F(SameHostReads, DeclinedWhereALaterIsochronOfThisNodeCouldSitEarlier) {
   owner_stands_at(5);
   same_host_reads reads(0, pages_, windows_, kPageVariables, kNodes);
