@@ -118,9 +118,14 @@ absl::StatusOr<host_windows> host_windows::open(pmix_session& session, std::size
               std::strerror(errno));
     } else {
       made = name;
-      if (::ftruncate(fd, static_cast<off_t>(stride * members.size())) != 0) {
-        ISO_LOG(runtime, warn, "node %u: no same-host windows: sizing %s to %u bytes: %s", self,
-                name, stride * members.size(), std::strerror(errno));
+      const std::size_t bytes = stride * members.size();
+      // Reserved now, not as pages are first touched: where /dev/shm is too small, a
+      // touch past its room would end the process with SIGBUS; here the job goes on
+      // without windows.
+      const int reserved = ::posix_fallocate(fd, 0, static_cast<off_t>(bytes));
+      if (reserved != 0) {
+        ISO_LOG(runtime, warn, "node %u: no same-host windows: reserving %u bytes for %s: %s", self,
+                bytes, name, std::strerror(reserved));
       } else {
         layout = absl::StrCat(stride, " ", name);
       }
