@@ -9,6 +9,7 @@ packages=(
   libhwloc-dev libpmix-dev zlib1g-dev libgtest-dev libgmock-dev libboost-context-dev
   openmpi-bin libopenmpi-dev libucx-dev ucx-utils iproute2 clang-format clang-tidy
   chromium-headless-shell
+  munge slurmctld slurmd slurm-client
 )
 
 missing=()

@@ -1,23 +1,31 @@
 #!/usr/bin/env bash
-# Runs pmix-failure-probe as a job of <n> under mpirun with node <victim> killed, each
-# survivor writing what it saw into a folder of this run, then judges: every survivor that
-# heard of the failure must name the victim. Open MPI 4.1 may end the survivors before they
-# hear of it at all (mpirun then names the victim itself, which is checked instead), so
-# either outcome passes, and a survivor that heard without naming it fails the test.
-# Skips (77) where mpirun is missing.
-#   survivors_report.sh <n> <victim> <pmix-failure-probe>
+# Runs pmix-failure-probe as a job of <n> under mpirun (or, with --srun, under Slurm's srun
+# on a private cluster, srun_job.sh) with node <victim> killed, each survivor writing what
+# it saw into a folder of this run, then judges: every survivor that heard of the failure
+# must name the victim. The launcher may end the survivors before they hear of it at all
+# (it then names the victim itself, which is checked instead), so either outcome passes,
+# and a survivor that heard without naming it fails the test. Skips (77) where the
+# launcher is missing.
+#   survivors_report.sh [--srun] <n> <victim> <pmix-failure-probe>
 set -euo pipefail
+launcher=mpirun
+if [ "${1:-}" = --srun ]; then
+  launcher=srun
+  shift
+fi
 n=$1
 victim=$2
 probe=$3
-if ! command -v mpirun >/dev/null 2>&1; then
+if [ "$launcher" = mpirun ] && ! command -v mpirun >/dev/null 2>&1; then
   echo "SKIPPED: mpirun (Open MPI) is not installed, so no PMIx launcher can start the job"
   exit 77
 fi
 reports=$(mktemp -d)
 trap 'rm -rf "$reports"' EXIT
-output=$("$(dirname "$0")/mpirun_job.sh" "$n" "$probe" "$victim" "$reports" || true)
+status=0
+output=$("$(dirname "$0")/${launcher}_job.sh" "$n" "$probe" "$victim" "$reports") || status=$?
 echo "$output"
+if [ "$status" -eq 77 ]; then exit 77; fi
 heard=0
 for report in "$reports"/node-*; do
   [ -f "$report" ] || continue
@@ -32,8 +40,9 @@ for report in "$reports"/node-*; do
   fi
 done
 if [ "$heard" -eq 0 ]; then
-  if grep -q "process rank $victim with PID [0-9]* on node [^ ]* exited on signal 9" <<<"$output"; then
-    echo "survivors: none heard before the launcher ended them; mpirun named node $victim"
+  # mpirun: "process rank 1 with PID 123 on node vm exited on signal 9"; srun: "task 1: Killed".
+  if grep -qE "process rank $victim with PID [0-9]* on node [^ ]* exited on signal 9|task $victim: Killed" <<<"$output"; then
+    echo "survivors: none heard before the launcher ended them; $launcher named node $victim"
     exit 0
   fi
   echo "survivors: FAILED: nobody named node $victim"
