@@ -6,17 +6,33 @@
 # bridge. Each host holds one node, or k consecutive nodes with --per-host k (a mixed job:
 # the nodes of one host share memory windows). Needs root (ip netns); skips (exit 77) with a
 # message where namespaces cannot be made. Everything it makes is removed on exit, however it
-# ends.
-#   tools/netns-job.sh [--per-host k] <n> <program> [args...]
+# ends. A program that cannot move itself (an MPI peer measured beside iso on the same
+# lanes) is given --preload <library>, the build's libiso-emulated-host-preload.so, which
+# moves it before its main.
+#   tools/netns-job.sh [--per-host k] [--preload lib] <n> <program> [args...]
 set -euo pipefail
 
 per_host=1
-if [ "${1:-}" = "--per-host" ]; then
-  per_host=${2:-}
-  shift 2 || true
-fi
+preload=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --per-host)
+      per_host=${2:-}
+      shift 2 || true
+      ;;
+    --preload)
+      preload=${2:-}
+      shift 2 || true
+      if [ ! -f "$preload" ]; then
+        echo "netns-job: --preload '$preload' is not a file" >&2
+        exit 2
+      fi
+      ;;
+    *) break ;;
+  esac
+done
 if [ $# -lt 2 ] || ! [[ "$per_host" =~ ^[1-9][0-9]*$ ]] || ! [[ "$1" =~ ^[1-9][0-9]*$ ]]; then
-  echo "usage: $0 [--per-host k] <nodes> <program> [args...]" >&2
+  echo "usage: $0 [--per-host k] [--preload lib] <nodes> <program> [args...]" >&2
   exit 2
 fi
 n=$1
@@ -78,9 +94,11 @@ done
 # Separate network and IPC namespaces still share the process table, so UCX would reach a
 # peer's memory by cross-memory attach (cma) for large messages; a real host could not.
 export UCX_TLS="${UCX_TLS:-^cma}"
+preloading=()
+if [ -n "$preload" ]; then preloading=(-x "LD_PRELOAD=$preload"); fi
 status=0
 ISO_TEST_NETNS="$prefix" ISO_TEST_NODES_PER_HOST="$per_host" timeout -k 5 "${ISO_MPIRUN_TIMEOUT:-150}" \
   mpirun --allow-run-as-root --oversubscribe -x ISO_TEST_NETNS -x ISO_TEST_NODES_PER_HOST \
-  -x UCX_TLS -n "$n" "$@" ||
+  -x UCX_TLS "${preloading[@]}" -n "$n" "$@" ||
   status=$?
 exit "$status"

@@ -15,13 +15,17 @@
 //
 // With --ucx, ours runs as a ucx job that mpirun starts (the ucx fabric, over the lanes UCX
 // picks: shared memory on one host, or what UCX_TLS allows) and Open MPI's peer uses UCX too
-// (pml ucx), so that both go over the same lanes.
+// (pml ucx), so that both go over the same lanes. With --netns (root), both run so with each
+// process on an emulated host of its own (netns-job.sh: network namespaces joined by veth),
+// where UCX has only TCP between them; the peer enters its host through the build's
+// libiso-emulated-host-preload.so.
 //
 //   build/bin/mbm-bench                 # drives: isorun -n 2 and mpirun -n 2, 3 rounds x 3
 //                                       # repetitions
 //   build/bin/mbm-bench --quick         # fewer messages (for tests)
 //   build/bin/mbm-bench --nic thread    # the NIC mode (thread|inline|auto; default auto)
 //   UCX_TLS=tcp,self build/bin/mbm-bench --ucx   # both over UCX's TCP lane
+//   build/bin/mbm-bench --netns         # both over TCP between emulated hosts
 #include <unistd.h>
 
 #include <chrono>
@@ -169,13 +173,13 @@ void print_table(iso::bench::sample_table& samples, const char* title, const std
 
 }  // namespace
 
-// Takes --ucx out of the command line (the other options are the benchmarks' common ones);
+// Takes `flag` out of the command line (the other options are the benchmarks' common ones);
 // whether it was there.
-bool take_ucx_flag(int& argc, char** argv) {
+bool take_flag(int& argc, char** argv, const char* flag) {
   bool found = false;
   int kept = 1;
   for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--ucx") == 0) {
+    if (std::strcmp(argv[i], flag) == 0) {
       found = true;
     } else {
       argv[kept++] = argv[i];
@@ -186,7 +190,8 @@ bool take_ucx_flag(int& argc, char** argv) {
 }
 
 int main(int argc, char** argv) {
-  const bool over_ucx = take_ucx_flag(argc, argv);
+  const bool between_hosts = take_flag(argc, argv, "--netns");
+  const bool over_ucx = take_flag(argc, argv, "--ucx") || between_hosts;
   const std::optional<iso::bench::bench_args> parsed =
       iso::bench::parse_bench_args(argc, argv, "mbm-bench", false);
   if (!parsed) return 2;
@@ -210,15 +215,32 @@ int main(int argc, char** argv) {
     ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
     ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
   }
+  if (between_hosts && ::geteuid() != 0) {
+    std::fprintf(stderr, "mbm-bench: --netns makes network namespaces, which needs root\n");
+    return 2;
+  }
   const std::string peer_args = cfg.quick ? " --quick" : "";
   std::optional<std::string> peer =
       over_ucx ? iso::bench::mpi_ucx_peer_command(bin, "mbm-bench-mpi", 2, peer_args)
                : iso::bench::mpi_peer_command(bin, "mbm-bench-mpi", 2, peer_args);
+  if (between_hosts && peer) {
+    // mpirun runs inside netns-job.sh: the peer's pml goes in the environment, which mpirun
+    // reads and hands on.
+    ::setenv("OMPI_MCA_pml", "ucx", 1);
+    ::setenv("OMPI_MCA_pml_ucx_tls", "any", 1);
+    ::setenv("OMPI_MCA_pml_ucx_devices", "any", 1);
+    peer = absl::StrFormat(
+        "'%s/netns-job.sh' --preload '%s/libiso-emulated-host-preload.so' 2 '%s/mbm-bench-mpi'%s "
+        "2>/dev/null",
+        bin, bin, bin, peer_args);
+  }
   const char* const tls = std::getenv("UCX_TLS");
   const std::string lanes =
-      over_ucx ? absl::StrFormat("ucx under mpirun, UCX_TLS %s; Open MPI with pml ucx",
-                                 tls != nullptr ? tls : "unset")
-               : std::string("shm");
+      between_hosts
+          ? std::string("ucx between emulated hosts (TCP over veth); Open MPI with pml ucx")
+      : over_ucx ? absl::StrFormat("ucx under mpirun, UCX_TLS %s; Open MPI with pml ucx",
+                                   tls != nullptr ? tls : "unset")
+                 : std::string("shm");
   std::printf(
       "mbm-bench: isotach against non-isotach messages, 2 processes (%s), nic %s, beside\n"
       "Open MPI; %d round trips per latency figure, %zu bytes per stream, %d rounds x %d "
@@ -231,7 +253,9 @@ int main(int argc, char** argv) {
     // Under mpirun a PMIx launcher starts the nodes: the ucx fabric (named, so that anything
     // else fails loudly).
     const std::string ours =
-        over_ucx
+        between_hosts
+            ? absl::StrFormat("'%s/netns-job.sh' 2 '%s/mbm-bench' --worker%s", bin, bin, flags)
+        : over_ucx
             ? absl::StrFormat(
                   "mpirun -n 2 --oversubscribe -x ISO_TRANSPORT=ucx%s '%s/mbm-bench' --worker%s",
                   tls != nullptr ? " -x UCX_TLS" : "", bin, flags)
