@@ -71,10 +71,9 @@ void for_each_allowed_core(const hwloc_topology_handle& h, hwloc_const_bitmap_t 
 
 }  // namespace
 
-bool cores_for_nic_threads(std::uint32_t local_nodes) {
-  const hwloc_topology_handle& h = machine();
-  return static_cast<std::uint32_t>(core_count(h)) >= 2 * local_nodes;
-}
+bool cores_for_nic_threads(std::uint32_t local_nodes) { return machine_cores() >= 2 * local_nodes; }
+
+std::uint32_t machine_cores() { return static_cast<std::uint32_t>(core_count(machine())); }
 
 void pin_nic_thread(std::uint32_t local_nodes, std::uint32_t local_index) {
   const hwloc_topology_handle& h = machine();

@@ -16,6 +16,10 @@ namespace iso::nicfw {
 // own (at least two cores per node).
 bool cores_for_nic_threads(std::uint32_t local_nodes);
 
+// The machine's cores, as hwloc counts them (hardware threads of one core counting once),
+// whatever this process may run on; 1 if hwloc cannot tell.
+std::uint32_t machine_cores();
+
 // Pins the calling NIC thread to a core kept away from the applications (the highest
 // numbered cores go to NICs). Does nothing when the machine is too small or hwloc fails.
 void pin_nic_thread(std::uint32_t local_nodes, std::uint32_t local_index);

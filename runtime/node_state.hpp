@@ -68,6 +68,9 @@ class node_state {
   // Where the job runs (node::status()); set by whoever built the node from its fabric.
   [[nodiscard]] const runtime::fabric_description& fabric() const { return fabric_; }
   void set_fabric(runtime::fabric_description description) { fabric_ = std::move(description); }
+  // How the node waits, in words (node_status::waiting).
+  [[nodiscard]] const std::string& waiting() const { return waiting_; }
+  void set_waiting(std::string how) { waiting_ = std::move(how); }
   // Where this node's thread runs (node_status::binding), bound until the node ends.
   [[nodiscard]] const std::string& binding() const { return binding_.where(); }
   void set_binding(runtime::thread_binding bound) { binding_ = std::move(bound); }
@@ -186,6 +189,7 @@ class node_state {
   // First: the thread gets its processors back only once everything else is gone.
   runtime::thread_binding binding_;
   runtime::fabric_description fabric_;
+  std::string waiting_;
   // Windows' memory: first, so that it outlives the NIC, whose thread writes into it.
   std::vector<std::vector<std::byte>> window_memory_;
   std::unique_ptr<runtime::bootstrap> boot_;

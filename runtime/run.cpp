@@ -208,7 +208,12 @@ std::unique_ptr<node> make_node(fabric& fabric, std::uint32_t rank, const job_pl
   // for it would, so the error names the stopped node and why.
   std::unique_ptr<bootstrap> boot =
       fabric.open_bootstrap(rank, absl::FromChrono(plan.opts.barrier_timeout) / 2);
-  const bool oversubscribed = runtime::job_oversubscribed(plan.env.oversubscribed, fabric.nodes());
+  // Under a PMIx launcher the nodes on this machine are its processes, each bound to cores
+  // of its own: they share the machine's cores (runtime/progress/wait_choice.hpp).
+  const bool launcher_binds = plan.env.transport == runtime::transport_kind::ucx;
+  const bool oversubscribed =
+      runtime::job_oversubscribed(plan.env.oversubscribed, fabric.local_nodes(),
+                                  launcher_binds ? nicfw::machine_cores() : iso::usable_cores());
   const bool nic_thread = nic_threaded(plan.opts, fabric.local_nodes(), oversubscribed);
   // A NIC thread that shares a core sleeps as soon as it is idle: its spin would hold the
   // core the thread that sends its next work needs.
@@ -237,13 +242,14 @@ std::unique_ptr<node> make_node(fabric& fabric, std::uint32_t rank, const job_pl
   auto state = std::make_unique<detail::node_state>(std::move(boot), std::move(nic), plan.opts,
                                                     fabric.windows(), waiting);
   state->set_fabric(fabric.describe());
+  state->set_waiting(runtime::describe_waiting(plan.opts.wait, oversubscribed, shared_core));
   // Once the NIC's thread runs (the state started it): it keeps the processors it had, or
   // the core pin_nic_thread gave it, and never shares this node's.
   state->set_binding(runtime::thread_binding::bind(runtime::plan_binding(
       {.mode = plan.opts.binding,
        .isorun_processes =
            plan.env.transport == runtime::transport_kind::shm && plan.env.shm_fd.has_value(),
-       .launcher_binds = plan.env.transport == runtime::transport_kind::ucx,
+       .launcher_binds = launcher_binds,
        .local_nodes = fabric.local_nodes(),
        .local_index = rank,
        .nic_thread = nic_thread},

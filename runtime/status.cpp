@@ -56,6 +56,7 @@ node_status node::status() const {
   out.transport = state.fabric().transport;
   out.lanes = state.fabric().lanes;
   out.binding = state.binding();
+  out.waiting = state.waiting();
   for (node_id p = 0; p < count(); ++p) {
     const nicfw::peer_counts counts = nic.counts(p);
     out.peers.push_back({.peer = p,

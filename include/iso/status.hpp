@@ -58,6 +58,10 @@ struct node_status {
   // second core of those the process may use, and its processors), else "unbound" or,
   // where binding was tried and could not be done, "unbound: " and why.
   std::string binding;
+  // How this node waits for another (options::wait): "polls, then yields, then sleeps"
+  // where it has a core of its own; "sleeps at once: more nodes than cores" where the
+  // nodes on this machine outnumber its cores (and ISO_WAIT=auto); and so on.
+  std::string waiting;
   std::vector<peer_status> peers;  // one per node, this one included
 };
 

@@ -18,9 +18,10 @@ std::uint32_t usable_cores() {
 
 namespace iso::runtime {
 
-bool job_oversubscribed(std::optional<bool> launcher_says, std::uint32_t nodes) {
+bool job_oversubscribed(std::optional<bool> launcher_says, std::uint32_t nodes,
+                        std::uint32_t cores) {
   if (launcher_says) return *launcher_says;
-  return nodes > usable_cores();
+  return nodes > cores;
 }
 
 bool nic_shares_core(bool nic_thread, bool oversubscribed, std::uint32_t local_nodes) {
@@ -40,6 +41,20 @@ waiter_policy choose_waiter_policy(iso::wait_mode mode, bool oversubscribed, boo
   }
   if (oversubscribed) return waiter_policy::oversubscribed();
   return nic_shares_core ? waiter_policy::shared_core() : waiter_policy{};
+}
+
+std::string describe_waiting(iso::wait_mode mode, bool oversubscribed, bool nic_shares_core) {
+  switch (mode) {
+    case iso::wait_mode::spin:
+      return "polls, then yields, then sleeps (ISO_WAIT=spin)";
+    case iso::wait_mode::block:
+      return "sleeps at once (ISO_WAIT=block)";
+    case iso::wait_mode::automatic:
+      break;
+  }
+  if (oversubscribed) return "sleeps at once: more nodes than cores";
+  if (nic_shares_core) return "yields, then sleeps: its NIC thread shares a core";
+  return "polls, then yields, then sleeps";
 }
 
 }  // namespace iso::runtime

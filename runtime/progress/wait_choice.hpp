@@ -5,22 +5,27 @@
 // none to spare) yields at once instead of polling: what it waits for comes through that
 // thread, which may share its core.
 //
-//   const bool over = job_oversubscribed(plan.env.oversubscribed, plan.env.size);
+//   const bool over = job_oversubscribed(plan.env.oversubscribed, nodes, iso::usable_cores());
 //   event_loop loop(nic, choose_waiter_policy(opts.wait, over, false), job_status);
 #pragma once
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
 #include "iso/options.hpp"
 #include "runtime/progress/event_loop.hpp"
 
 namespace iso::runtime {
 
-// Whether a job of `nodes` nodes on this machine has more nodes than cores: what the
-// launcher found (`launcher_says`, from ISO_OVERSUBSCRIBED) or, without one, this
-// process's own count (iso::usable_cores()).
-bool job_oversubscribed(std::optional<bool> launcher_says, std::uint32_t nodes);
+// Whether the `nodes` nodes of a job on this machine outnumber the `cores` they run on: what
+// the launcher found (`launcher_says`, from ISO_OVERSUBSCRIBED) or, without one, the count.
+// The cores: those this process may use (iso::usable_cores()) where the nodes are its
+// threads; the machine's (nicfw::machine_cores()) where they are processes that a PMIx
+// launcher started, which binds each to cores of its own, so that one process's affinity
+// says nothing of how many share the machine.
+bool job_oversubscribed(std::optional<bool> launcher_says, std::uint32_t nodes,
+                        std::uint32_t cores);
 
 // Whether a node's NIC thread (`nic_thread`: one runs) shares a core with the job's other
 // threads: the job is oversubscribed, or the machine has fewer than two cores per local
@@ -31,5 +36,7 @@ bool nic_shares_core(bool nic_thread, bool oversubscribed, std::uint32_t local_n
 // The policy for `mode`; `automatic` blocks exactly when `oversubscribed`, and otherwise
 // yields without polling first when `nic_shares_core`.
 waiter_policy choose_waiter_policy(iso::wait_mode mode, bool oversubscribed, bool nic_shares_core);
+// That choice in words, and why (node_status::waiting).
+std::string describe_waiting(iso::wait_mode mode, bool oversubscribed, bool nic_shares_core);
 
 }  // namespace iso::runtime

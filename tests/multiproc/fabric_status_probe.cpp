@@ -31,9 +31,9 @@ std::string affinity() {
 int main(int argc, char** argv) {
   const int status = iso::run(argc, argv, [](iso::node& node) {
     const iso::node_status s = node.status();
-    std::printf("node %u: fabric %s, transport %s, lanes %s, binding %s, cpus %s\n", node.id(),
-                s.fabric.c_str(), s.transport.c_str(), s.lanes.c_str(), s.binding.c_str(),
-                affinity().c_str());
+    std::printf("node %u: fabric %s, transport %s, lanes %s, binding %s, cpus %s, waiting %s\n",
+                node.id(), s.fabric.c_str(), s.transport.c_str(), s.lanes.c_str(),
+                s.binding.c_str(), affinity().c_str(), s.waiting.c_str());
     std::fflush(stdout);
   });
   std::printf("after the job: cpus %s\n", affinity().c_str());

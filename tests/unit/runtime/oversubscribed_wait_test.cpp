@@ -54,11 +54,11 @@ TEST(OversubscribedWait, OneCoreMakesTheJobOversubscribed) {
   const one_core core;
   ASSERT_TRUE(core.pinned());
   EXPECT_EQ(iso::usable_cores(), 1u);
-  EXPECT_TRUE(iso::runtime::job_oversubscribed(std::nullopt, 2));
-  EXPECT_FALSE(iso::runtime::job_oversubscribed(std::nullopt, 1));
+  EXPECT_TRUE(iso::runtime::job_oversubscribed(std::nullopt, 2, iso::usable_cores()));
+  EXPECT_FALSE(iso::runtime::job_oversubscribed(std::nullopt, 1, iso::usable_cores()));
   // The launcher's word wins: it counted the cores of the whole job.
-  EXPECT_FALSE(iso::runtime::job_oversubscribed(false, 2));
-  EXPECT_TRUE(iso::runtime::job_oversubscribed(true, 1));
+  EXPECT_FALSE(iso::runtime::job_oversubscribed(false, 2, 1));
+  EXPECT_TRUE(iso::runtime::job_oversubscribed(true, 1, 2));
 }
 
 TEST(OversubscribedWait, AutomaticBlocksExactlyWhenOversubscribed) {
