@@ -46,6 +46,8 @@ void enter_once() {
   if (const absl::Status s = iso::runtime::enter_emulated_host(name); !s.ok()) {
     give_up(std::string(s.message()));
   }
+  // Said once per process, so that a run shows where its peer ran.
+  std::fprintf(stderr, "emulated host preload: rank %u in %s\n", rank, name.c_str());
 }
 
 }  // namespace
