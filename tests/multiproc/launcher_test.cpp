@@ -594,12 +594,13 @@ std::vector<node_place> places_in(const std::string& out, int nodes) {
     }
     const std::size_t binding = text.find(", binding ");
     const std::size_t cpus = text.rfind(", cpus ");
-    if (binding == std::string::npos || cpus == std::string::npos) {
+    const std::size_t waiting = text.rfind(", waiting ");
+    if (binding == std::string::npos || cpus == std::string::npos || waiting < cpus) {
       ADD_FAILURE() << "not a status line: " << line;
       continue;
     }
     places[id].binding = text.substr(binding + 10, cpus - binding - 10);
-    places[id].cpus = cpu_list(text.substr(cpus + 7));
+    places[id].cpus = cpu_list(text.substr(cpus + 7, waiting - cpus - 7));
   }
   return places;
 }
