@@ -38,7 +38,9 @@ comm::shm_options segment_options(const options& opts) {
 
 // Whether the NIC runs on a thread of its own; automatic: when `local_nodes` nodes on this
 // machine leave a core to spare for each NIC, and the job is not oversubscribed (the
-// machine may have the cores, but not the job: taskset, cgroups).
+// machine may have the cores, but not the job: taskset or cgroups for isorun's jobs; for
+// a PMIx launcher's, cgroups only, as hwloc sees them, since the launcher binds each
+// process to cores of its own).
 bool nic_threaded(const options& opts, std::uint32_t local_nodes, bool oversubscribed) {
   switch (opts.nic) {
     case nic_mode::thread:

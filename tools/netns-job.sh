@@ -17,12 +17,17 @@ preload=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --per-host)
-      per_host=${2:-}
-      shift 2 || true
+      if [ $# -lt 2 ]; then per_host=""; break; fi
+      per_host=$2
+      shift 2
       ;;
     --preload)
-      preload=${2:-}
-      shift 2 || true
+      if [ $# -lt 2 ]; then
+        echo "netns-job: --preload needs a library" >&2
+        exit 2
+      fi
+      preload=$2
+      shift 2
       if [ ! -f "$preload" ]; then
         echo "netns-job: --preload '$preload' is not a file" >&2
         exit 2

@@ -59,8 +59,9 @@ struct node_status {
   // where binding was tried and could not be done, "unbound: " and why.
   std::string binding;
   // How this node waits for another (options::wait): "polls, then yields, then sleeps"
-  // where it has a core of its own; "sleeps at once: more nodes than cores" where the
-  // nodes on this machine outnumber its cores (and ISO_WAIT=auto); and so on.
+  // where it has a core of its own; "sleeps at once: more nodes than cores" where the job
+  // is oversubscribed (isorun's finding; under a PMIx launcher, the nodes on this machine
+  // outnumber its cores; else this process's cores) and ISO_WAIT=auto; and so on.
   std::string waiting;
   std::vector<peer_status> peers;  // one per node, this one included
 };

@@ -10,6 +10,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
 #include <string>
 
 #include "absl/strings/numbers.h"
@@ -33,10 +34,11 @@ std::uint32_t number_from(const char* variable, std::uint32_t fallback, std::uin
   return value;
 }
 
-void enter_once() {
-  static bool entered = false;
-  if (entered) return;
-  entered = true;
+// The calling thread, and the threads it starts later: namespaces are per thread, so a
+// program whose first ucp_init runs on a thread that is not its main one (or that starts
+// UCX on several threads) is not one this serves. Open MPI's pml ucx initialises on the
+// main thread inside MPI_Init.
+void enter() {
   const char* prefix = std::getenv("ISO_TEST_NETNS");
   if (prefix == nullptr || *prefix == '\0') return;
   if (std::getenv("PMIX_RANK") == nullptr) give_up("no PMIX_RANK: not started by a PMIx launcher");
@@ -58,7 +60,8 @@ extern "C" ucs_status_t ucp_init_version(unsigned api_major_version, unsigned ap
                                          ucp_context_h* context_p) {
   using init_fn = ucs_status_t (*)(unsigned, unsigned, const ucp_params_t*, const ucp_config_t*,
                                    ucp_context_h*);
-  enter_once();
+  static std::once_flag entered;
+  std::call_once(entered, enter);
   static const auto next = reinterpret_cast<init_fn>(::dlsym(RTLD_NEXT, "ucp_init_version"));
   if (next == nullptr) give_up("UCX's ucp_init_version is not loaded");
   return next(api_major_version, api_minor_version, params, config, context_p);

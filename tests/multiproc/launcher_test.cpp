@@ -595,7 +595,8 @@ std::vector<node_place> places_in(const std::string& out, int nodes) {
     const std::size_t binding = text.find(", binding ");
     const std::size_t cpus = text.rfind(", cpus ");
     const std::size_t waiting = text.rfind(", waiting ");
-    if (binding == std::string::npos || cpus == std::string::npos || waiting < cpus) {
+    if (binding == std::string::npos || cpus == std::string::npos || waiting == std::string::npos ||
+        waiting < cpus) {
       ADD_FAILURE() << "not a status line: " << line;
       continue;
     }

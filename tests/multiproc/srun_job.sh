@@ -19,6 +19,12 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 dir=$(mktemp -d /tmp/iso-slurm-XXXXXX)
 stop_all() {
+  # A step still running (srun timed out) ends first, with its tasks and slurmstepd.
+  SLURM_CONF=$dir/slurm.conf scancel --user=root 2>/dev/null || true
+  for _ in $(seq 20); do
+    [ -z "$(SLURM_CONF=$dir/slurm.conf squeue -h 2>/dev/null)" ] && break
+    sleep 0.1
+  done
   for daemon in slurmd slurmctld munged; do
     if [ -s "$dir/$daemon.pid" ]; then kill "$(cat "$dir/$daemon.pid")" 2>/dev/null || true; fi
   done
@@ -36,7 +42,8 @@ chmod 400 "$dir/munge.key"
 munged --force --socket="$dir/munge.sock" --key-file="$dir/munge.key" \
   --pid-file="$dir/munged.pid" --log-file="$dir/munged.log" --seed-file="$dir/munge.seed"
 host=$(hostname -s)
-port=$((20000 + RANDOM % 20000))
+# Below the kernel's ephemeral ports (32768 up), which parallel jobs' connections take.
+port=$((10000 + RANDOM % 20000))
 mkdir -p "$dir/state" "$dir/spool"
 # No cgroups (containers often lack them): processes tracked by their parents, no task
 # binding. OverSubscribe=FORCE and --overcommit: more tasks than cores, as in CI.
@@ -80,4 +87,4 @@ if ! sinfo -h -o %T 2>/dev/null | grep -q idle; then
   tail -5 "$dir/slurmctld.log" "$dir/slurmd.log" 2>/dev/null || true
   exit 1
 fi
-timeout -k 5 "${ISO_SRUN_TIMEOUT:-100}" srun --mpi=pmix --overcommit -n "$n" "$@" 2>&1
+timeout -k 5 "${ISO_SRUN_TIMEOUT:-60}" srun --mpi=pmix --overcommit -n "$n" "$@" 2>&1
