@@ -1,6 +1,8 @@
 #include "runtime/fabric/host_windows.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -29,9 +31,36 @@ constexpr char kLayoutKey[] = "host.windows";  // the lowest node's: "<stride> <
 constexpr char kMappedKey[] = "host.mapped";   // every member's: "1" or "0"
 constexpr std::size_t kPage = 4096;
 
-std::string random_object_name() {
+// "/iso-windows-<pid>-<random>": the maker's pid, so that a later job can tell the object of
+// a maker that died before removing it.
+constexpr char kObjectPrefix[] = "iso-windows-";
+
+std::string object_name() {
   std::random_device source;
-  return absl::StrFormat("/iso-windows-%08x%08x", source(), source());
+  return absl::StrFormat("/%s%d-%08x%08x", kObjectPrefix, ::getpid(), source(), source());
+}
+
+// Removes the objects of makers that are gone: a lowest node killed while its job started
+// (between making its object and every node of its host mapping it) could not remove its
+// name, and the object holds its reserved memory until someone does. A maker in another
+// pid namespace looks gone too; removing a name only while its job starts costs that job
+// its windows (its nodes run without them, saying why), never its data.
+void remove_objects_of_gone_makers(std::uint32_t self) {
+  DIR* dir = ::opendir("/dev/shm");
+  if (dir == nullptr) return;
+  while (const dirent* entry = ::readdir(dir)) {
+    const std::string name = entry->d_name;
+    if (!name.starts_with(kObjectPrefix)) continue;
+    const std::string rest = name.substr(std::strlen(kObjectPrefix));
+    int maker = 0;
+    if (!absl::SimpleAtoi(rest.substr(0, rest.find('-')), &maker) || maker <= 0) continue;
+    if (::kill(maker, 0) == 0 || errno != ESRCH) continue;  // alive, or not ours to judge
+    if (::shm_unlink(absl::StrCat("/", name).c_str()) == 0) {
+      ISO_LOG(runtime, info, "node %u removed /dev/shm/%s: its maker (pid %d) is gone", self, name,
+              maker);
+    }
+  }
+  ::closedir(dir);
 }
 
 // Maps the object `fd` names, `bytes` long, shared; nullptr (errno set) where it cannot.
@@ -111,7 +140,8 @@ absl::StatusOr<host_windows> host_windows::open(pmix_session& session, std::size
   std::string layout = "none";
   if (leads) {
     stride = (window_bytes + kPage - 1) / kPage * kPage;
-    name = random_object_name();
+    remove_objects_of_gone_makers(self);
+    name = object_name();
     fd = ::shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
     if (fd < 0) {
       ISO_LOG(runtime, warn, "node %u: no same-host windows: shm_open(%s): %s", self, name,

@@ -16,8 +16,9 @@
 // Collective: every node of the job calls open() once, at the same point of its start (it
 // takes three of the session's fences). The object's name is removed once every node of
 // the host has mapped it, or as soon as open() fails, so nothing stays in /dev/shm after
-// the job; only a lowest node killed (SIGKILL) between its first and third fence leaves
-// the name behind (an empty object: no memory is written before then). Thread safety:
+// the job. Only a lowest node killed (SIGKILL) between its first and third fence leaves
+// the name behind, with the memory it reserved; the next job's lowest node on the host
+// removes it (the name carries its maker's pid, and that process is gone). Thread safety:
 // none needed (one per process, read-only after open()).
 #pragma once
 
