@@ -100,7 +100,12 @@ done
 # peer's memory by cross-memory attach (cma) for large messages; a real host could not.
 export UCX_TLS="${UCX_TLS:-^cma}"
 preloading=()
-if [ -n "$preload" ]; then preloading=(-x "LD_PRELOAD=$preload"); fi
+if [ -n "$preload" ]; then
+  # A sanitizer's runtime must come first among the libraries of a program built with one
+  # (AddressSanitizer refuses to start otherwise): it goes ahead of the preloaded library.
+  runtimes=$(ldd "$1" 2>/dev/null | awk '/lib(asan|tsan)\.so/ { printf "%s:", $3 }')
+  preloading=(-x "LD_PRELOAD=$runtimes$preload")
+fi
 status=0
 ISO_TEST_NETNS="$prefix" ISO_TEST_NODES_PER_HOST="$per_host" timeout -k 5 "${ISO_MPIRUN_TIMEOUT:-150}" \
   mpirun --allow-run-as-root --oversubscribe -x ISO_TEST_NETNS -x ISO_TEST_NODES_PER_HOST \
