@@ -30,31 +30,22 @@ bool nic_shares_core(bool nic_thread, bool oversubscribed, std::uint32_t local_n
   return nic_thread && (oversubscribed || !nicfw::cores_for_nic_threads(local_nodes));
 }
 
-waiter_policy choose_waiter_policy(iso::wait_mode mode, bool oversubscribed, bool nic_shares_core) {
+waiting_choice choose_waiting(iso::wait_mode mode, bool oversubscribed, bool nic_shares_core) {
   switch (mode) {
     case iso::wait_mode::spin:
-      return waiter_policy{};
+      return {waiter_policy{}, "polls, then yields, then sleeps (ISO_WAIT=spin)"};
     case iso::wait_mode::block:
-      return waiter_policy::oversubscribed();
+      return {waiter_policy::oversubscribed(), "sleeps at once (ISO_WAIT=block)"};
     case iso::wait_mode::automatic:
       break;
   }
-  if (oversubscribed) return waiter_policy::oversubscribed();
-  return nic_shares_core ? waiter_policy::shared_core() : waiter_policy{};
-}
-
-std::string describe_waiting(iso::wait_mode mode, bool oversubscribed, bool nic_shares_core) {
-  switch (mode) {
-    case iso::wait_mode::spin:
-      return "polls, then yields, then sleeps (ISO_WAIT=spin)";
-    case iso::wait_mode::block:
-      return "sleeps at once (ISO_WAIT=block)";
-    case iso::wait_mode::automatic:
-      break;
+  if (oversubscribed) {
+    return {waiter_policy::oversubscribed(), "sleeps at once: more nodes than cores"};
   }
-  if (oversubscribed) return "sleeps at once: more nodes than cores";
-  if (nic_shares_core) return "yields, then sleeps: its NIC thread shares a core";
-  return "polls, then yields, then sleeps";
+  if (nic_shares_core) {
+    return {waiter_policy::shared_core(), "yields, then sleeps: its NIC thread shares a core"};
+  }
+  return {waiter_policy{}, "polls, then yields, then sleeps"};
 }
 
 }  // namespace iso::runtime

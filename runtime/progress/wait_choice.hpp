@@ -33,10 +33,20 @@ bool job_oversubscribed(std::optional<bool> launcher_says, std::uint32_t nodes,
 // own). Only a thread forced by options::nic can: nic_mode::automatic starts none then.
 bool nic_shares_core(bool nic_thread, bool oversubscribed, std::uint32_t local_nodes);
 
-// The policy for `mode`; `automatic` blocks exactly when `oversubscribed`, and otherwise
+// How a node waits: the policy, and the choice in words with its reason
+// (node_status::waiting).
+struct waiting_choice {
+  waiter_policy policy;
+  std::string why;
+};
+
+// The choice for `mode`; `automatic` blocks exactly when `oversubscribed`, and otherwise
 // yields without polling first when `nic_shares_core`.
-waiter_policy choose_waiter_policy(iso::wait_mode mode, bool oversubscribed, bool nic_shares_core);
-// That choice in words, and why (node_status::waiting).
-std::string describe_waiting(iso::wait_mode mode, bool oversubscribed, bool nic_shares_core);
+waiting_choice choose_waiting(iso::wait_mode mode, bool oversubscribed, bool nic_shares_core);
+// Its policy alone.
+inline waiter_policy choose_waiter_policy(iso::wait_mode mode, bool oversubscribed,
+                                          bool nic_shares_core) {
+  return choose_waiting(mode, oversubscribed, nic_shares_core).policy;
+}
 
 }  // namespace iso::runtime
