@@ -29,11 +29,16 @@
 namespace iso {
 namespace {
 
+// Each node's memory window, whatever the fabric: none without same-host reads.
+std::size_t window_bytes_of(const options& opts) {
+  return opts.direct_reads ? opts.window_bytes : 0;
+}
+
 comm::shm_options segment_options(const options& opts) {
   return comm::shm_options{.ring_capacity = opts.ring_capacity,
                            .join_timeout = absl::FromChrono(opts.join_timeout),
                            .shuffle_poll_order = opts.shuffle,
-                           .window_bytes = opts.direct_reads ? opts.window_bytes : 0};
+                           .window_bytes = window_bytes_of(opts)};
 }
 
 // Whether the NIC runs on a thread of its own; automatic: when `local_nodes` nodes on this
@@ -121,12 +126,12 @@ absl::StatusOr<std::shared_ptr<runtime::fabric>> make_private_fabric(
 absl::StatusOr<std::shared_ptr<runtime::fabric>> make_ucx_fabric(const runtime::job_plan& plan) {
 #ifdef ISO_HAVE_UCX
   if (!plan.test.netns_prefix.empty()) {
-    const std::string host =
-        absl::StrFormat("%s%u", plan.test.netns_prefix, *plan.env.rank / plan.test.nodes_per_host);
+    const std::string host = runtime::emulated_host_name(plan.test.netns_prefix, *plan.env.rank,
+                                                         plan.test.nodes_per_host);
     if (absl::Status s = runtime::enter_emulated_host(host); !s.ok()) return s;
   }
   return std::make_shared<runtime::ucx_fabric>(plan.pmix, comm::ucx_options{},
-                                               plan.opts.direct_reads ? plan.opts.window_bytes : 0);
+                                               window_bytes_of(plan.opts));
 #else
   (void)plan;
   return absl::FailedPreconditionError(
@@ -233,8 +238,8 @@ std::unique_ptr<node> make_node(fabric& fabric, std::uint32_t rank, const job_pl
     transport = comm::with_faults(std::move(transport), *comm::parse_fault_plan(plan.test.fault));
   }
   auto nic = std::make_unique<nicfw::engine>(rank, plan.topo, std::move(transport), nic_options);
-  const runtime::waiter_policy waiting =
-      runtime::choose_waiter_policy(plan.opts.wait, oversubscribed, shared_core);
+  runtime::waiting_choice waiting =
+      runtime::choose_waiting(plan.opts.wait, oversubscribed, shared_core);
   if (plan.opts.relaxed) {
     ISO_LOG(runtime, warn,
             "node %u runs in RELAXED mode (options::relaxed): NOT sequentially consistent, "
@@ -242,9 +247,9 @@ std::unique_ptr<node> make_node(fabric& fabric, std::uint32_t rank, const job_pl
             rank);
   }
   auto state = std::make_unique<detail::node_state>(std::move(boot), std::move(nic), plan.opts,
-                                                    fabric.windows(), waiting);
+                                                    fabric.windows(), waiting.policy);
   state->set_fabric(fabric.describe());
-  state->set_waiting(runtime::describe_waiting(plan.opts.wait, oversubscribed, shared_core));
+  state->set_waiting(std::move(waiting.why));
   // Once the NIC's thread runs (the state started it): it keeps the processors it had, or
   // the core pin_nic_thread gave it, and never shares this node's.
   state->set_binding(runtime::thread_binding::bind(runtime::plan_binding(

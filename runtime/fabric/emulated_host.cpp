@@ -7,9 +7,15 @@
 #include <sys/mount.h>
 #include <unistd.h>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
 namespace iso::runtime {
+
+std::string emulated_host_name(const std::string& prefix, std::uint32_t rank,
+                               std::uint32_t nodes_per_host) {
+  return absl::StrCat(prefix, rank / nodes_per_host);
+}
 
 absl::Status enter_emulated_host(const std::string& netns_name) {
   const std::string path = "/run/netns/" + netns_name;

@@ -9,11 +9,17 @@
 // (the NIC's, UCX's) live in the new namespaces.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "absl/status/status.h"
 
 namespace iso::runtime {
+
+// The network namespace of node `rank`'s host, where each host holds `nodes_per_host`
+// consecutive nodes: <prefix><rank / nodes_per_host> (tools/netns-job.sh makes them).
+std::string emulated_host_name(const std::string& prefix, std::uint32_t rank,
+                               std::uint32_t nodes_per_host);
 
 // FailedPrecondition naming the namespace and the system's reason (no such namespace,
 // not permitted).

@@ -44,7 +44,7 @@ void enter() {
   if (std::getenv("PMIX_RANK") == nullptr) give_up("no PMIX_RANK: not started by a PMIx launcher");
   const std::uint32_t rank = number_from("PMIX_RANK", 0, 0);
   const std::uint32_t per_host = number_from("ISO_TEST_NODES_PER_HOST", 1, 1);
-  const std::string name = prefix + std::to_string(rank / per_host);
+  const std::string name = iso::runtime::emulated_host_name(prefix, rank, per_host);
   if (const absl::Status s = iso::runtime::enter_emulated_host(name); !s.ok()) {
     give_up(std::string(s.message()));
   }
