@@ -176,10 +176,26 @@ absl::Status multicast_service::on_submission(const submission& s, bool& taken) 
       .status();
 }
 
+const tree_place* multicast_service::place_of(const message& m) {
+  // Bounded: a job that keeps making groups must not keep every tree it ever used.
+  constexpr std::size_t kMostPlaces = 256;
+  const std::span<const comm::node_id> members = m.members();
+  const tree_key key{.group = m.prefix.group, .root = m.prefix.root, .shape = m.prefix.shape};
+  auto it = places_.find(key);
+  if (it == places_.end() || !std::equal(members.begin(), members.end(), it->second.members.begin(),
+                                         it->second.members.end())) {
+    if (it == places_.end() && places_.size() >= kMostPlaces) places_.clear();
+    known_place& known = places_[key];
+    known.members.assign(members.begin(), members.end());
+    known.place = place_in_tree(key.shape, members, key.root, nic_.self());
+    it = places_.find(key);
+  }
+  return it->second.place ? &*it->second.place : nullptr;
+}
+
 absl::Status multicast_service::spread(const message_ptr& m) {
-  const std::optional<tree_place> place =
-      place_in_tree(m->prefix.shape, m->members(), m->prefix.root, nic_.self());
-  if (!place) {
+  const tree_place* place = place_of(*m);
+  if (place == nullptr) {
     return absl::InvalidArgumentError(
         absl::StrFormat("multicast of group %u from node %u reached node %u, which is not a member",
                         m->prefix.group, m->prefix.root, nic_.self()));
@@ -189,8 +205,11 @@ absl::Status multicast_service::spread(const message_ptr& m) {
         "multicast of group %u from node %u came from node %u, not from its tree parent",
         m->prefix.group, m->prefix.root, m->parent));
   }
-  m->pending = static_cast<std::uint32_t>(place->children.size()) + 1;
-  for (comm::node_id child : place->children) {
+  // A copy: sending must not depend on the place staying where it is in places_.
+  const absl::InlinedVector<comm::node_id, 4> children(place->children.begin(),
+                                                       place->children.end());
+  m->pending = static_cast<std::uint32_t>(children.size()) + 1;
+  for (comm::node_id child : children) {
     if (absl::Status s = send_to(child, m); !s.ok()) return s;
   }
   return take_in(m);
@@ -228,7 +247,17 @@ absl::Status multicast_service::take_in(const message_ptr& m) {
   }
   hold_back& h = hold_backs_[m->prefix.group];
   h.sequencer = m->prefix.sequencer;
-  if (m->prefix.sequence < h.next || !h.waiting.emplace(m->prefix.sequence, m).second) {
+  const auto take = [&](const message_ptr& next) {
+    ++h.next;
+    if ((next->prefix.flags & kMulticastNull) != 0) {
+      step_done(next);
+    } else {
+      deliver(next);
+    }
+  };
+  if (m->prefix.sequence == h.next && h.waiting.empty()) {
+    take(m);  // in order, as nearly always: the hold-back queue is not needed
+  } else if (m->prefix.sequence < h.next || !h.waiting.emplace(m->prefix.sequence, m).second) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "sequenced multicast of group %u from node %u has number %u, which came before",
         m->prefix.group, m->prefix.root, m->prefix.sequence));
@@ -236,12 +265,7 @@ absl::Status multicast_service::take_in(const message_ptr& m) {
   while (!h.waiting.empty() && h.waiting.begin()->first == h.next) {
     message_ptr next = std::move(h.waiting.begin()->second);
     h.waiting.erase(h.waiting.begin());
-    ++h.next;
-    if ((next->prefix.flags & kMulticastNull) != 0) {
-      step_done(next);
-    } else {
-      deliver(next);
-    }
+    take(next);
   }
   if (h.next != h.reported && !h.listed) {
     h.listed = true;
@@ -400,7 +424,7 @@ absl::Status multicast_service::on_number(std::uint32_t group, std::uint64_t num
                         group, nic_.self()));
   }
   message_ptr m = std::move(it->second.waiting.front());
-  it->second.waiting.pop_front();
+  it->second.waiting.erase(it->second.waiting.begin());
   if (it->second.waiting.empty()) numberings_.erase(it);  // groups used once leave nothing
   m->set_sequence(number);
   return spread(m);

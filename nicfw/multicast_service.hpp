@@ -35,12 +35,14 @@
 // lanes for the traffic in flight, not for every origin and group it ever carried. What a
 // group leaves behind for good is its numbering, a few words per group, since its numbers
 // go on where they stopped: for a sequenced group its counter at the sequencer and each
-// member's next number; for an unsequenced one each sender's message index in it. Only credits that
-// are out come back, and a peer sends only while it has credits, so these are errors naming the
-// sending node and the lane, and leave the lane as it was: a credit packet for a lane in which this
-// NIC has no credits out to its sender (one it never sent in, or a sender that is no child of it in
-// that lane's trees), one returning no credits or more than are out, a stamp naming no lane, and a
-// multicast beyond its lane's window.
+// member's next number; for an unsequenced one each sender's message index in it. A NIC
+// also keeps its place in at most 256 trees (by group, root and shape, checked against each
+// message's members), so that a group's messages do not work it out again each time.
+// Only credits that are out come back, and a peer sends only while it has credits, so these are
+// errors naming the sending node and the lane, and leave the lane as it was: a credit packet for a
+// lane in which this NIC has no credits out to its sender (one it never sent in, or a sender that
+// is no child of it in that lane's trees), one returning no credits or more than are out, a stamp
+// naming no lane, and a multicast beyond its lane's window.
 //
 // Sequenced delivery. A submission flagged sequenced takes a number from its group's
 // counter, held by the NIC of the group's sequencer node (a fetch-and-add counter answered
@@ -72,6 +74,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "nicfw/multicast_tree.hpp"
 #include "nicfw/service.hpp"
 #include "nicfw/service_numbers.hpp"
@@ -190,12 +193,32 @@ class multicast_service final : public nic_service {
     std::vector<std::uint64_t> delivered;  // by member index
     std::deque<comm::node_id> deferred;    // requests beyond the window, in order
   };
-  // The sender's messages of a group waiting for their numbers.
+  // The sender's messages of a group waiting for their numbers. Inline: most of the time
+  // one is, and a group's entry comes and goes with each message.
   struct numbering {
-    std::deque<message_ptr> waiting;
+    absl::InlinedVector<message_ptr, 2> waiting;
+  };
+  // Where this node stands in one tree, kept while the same trees carry the messages: a
+  // group's messages from one root all take the same place.
+  struct tree_key {
+    std::uint32_t group = 0;
+    comm::node_id root = 0;
+    tree_shape shape = tree_shape::binary;
+    friend bool operator==(const tree_key&, const tree_key&) = default;
+    template <typename H>
+    friend H AbslHashValue(H h, const tree_key& k) {
+      return H::combine(std::move(h), k.group, k.root, k.shape);
+    }
+  };
+  struct known_place {
+    std::vector<comm::node_id> members;
+    std::optional<tree_place> place;  // none: this node or the root is not a member
   };
 
   [[nodiscard]] absl::Status on_data(comm::node_id source, comm::byte_span body);
+  // This node's place in the tree `m` travels along; null when this node or its root is
+  // not a member.
+  [[nodiscard]] const tree_place* place_of(const message& m);
   // Sends `m` on to its children and takes it in here (delivery or hold-back).
   [[nodiscard]] absl::Status spread(const message_ptr& m);
   [[nodiscard]] absl::Status send_to(comm::node_id child, const message_ptr& m);
@@ -226,6 +249,7 @@ class multicast_service final : public nic_service {
   absl::flat_hash_map<std::uint32_t, hold_back> hold_backs_;
   absl::flat_hash_map<std::uint32_t, counter> counters_;
   absl::flat_hash_map<std::uint32_t, numbering> numberings_;
+  absl::flat_hash_map<tree_key, known_place> places_;
   absl::flat_hash_map<std::uint64_t, std::uint64_t> sent_index_;  // (group) -> next index
   std::vector<std::uint32_t> progressed_;  // groups whose `next` moved since reported
   std::vector<std::uint32_t> progress_scratch_;

@@ -362,6 +362,33 @@ TEST(MulticastSizes, ANullFillsItsNumbersPlace) {
   }
 }
 
+// An unsequenced group's name may be used again for other members: each message travels
+// along the tree of the members it names, not along one the NIC kept from an earlier
+// message of that name and sender.
+TEST(MulticastSizes, AGroupNameUsedAgainForOtherMembersTakesTheirTree) {
+  cluster c(5, /*own_thread=*/false);
+  const std::vector<std::vector<comm::node_id>> rounds = {
+      {0, 1, 2, 3, 4}, {0, 2, 3}, {0, 1, 4}, {0, 1, 2, 3, 4}};
+  std::map<std::pair<comm::node_id, std::uint32_t>, std::size_t> want;
+  for (std::uint32_t k = 0; k < rounds.size(); ++k) {
+    c.submit(0, 9, rounds[k], tree_shape::chain, 0, make_payload(0, k, 0));
+    for (comm::node_id i : rounds[k]) ++want[{i, 9}];
+    c.wait_for(want);
+  }
+  for (comm::node_id i = 0; i < 5; ++i) {
+    std::vector<std::uint32_t> indexes;
+    for (const received& r : c.got[i]) indexes.push_back(r.index);
+    std::vector<std::uint32_t> expected;
+    for (std::uint32_t k = 0; k < rounds.size(); ++k) {
+      if (std::find(rounds[k].begin(), rounds[k].end(), i) != rounds[k].end()) {
+        expected.push_back(k);
+      }
+    }
+    EXPECT_EQ(indexes, expected) << "node " << i;
+    EXPECT_TRUE(c.nics[i]->failure().ok()) << "node " << i << ": " << c.nics[i]->failure();
+  }
+}
+
 // A thousand groups used one after another, sequenced and unsequenced: once a group's
 // messages are consumed its lanes are idle and go, so no NIC keeps more lanes than the
 // groups in use need.
