@@ -2,7 +2,6 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -54,7 +53,8 @@ void remove_objects_of_gone_makers(std::uint32_t self) {
     const std::string rest = name.substr(std::strlen(kObjectPrefix));
     int maker = 0;
     if (!absl::SimpleAtoi(rest.substr(0, rest.find('-')), &maker) || maker <= 0) continue;
-    if (::kill(maker, 0) == 0 || errno != ESRCH) continue;  // alive, or not ours to judge
+    // A zombie maker is gone too: its object stays behind until someone removes it.
+    if (probe_process(maker).state != process_state::gone) continue;
     if (::shm_unlink(absl::StrCat("/", name).c_str()) == 0) {
       ISO_LOG(runtime, info, "node %u removed /dev/shm/%s: its maker (pid %d) is gone", self, name,
               maker);

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # A lowest node killed while its job started leaves its memory-window object in /dev/shm
-# (its name carries the maker's pid). Makes two such objects, one whose maker is gone and
-# one whose maker lives (this script), runs a job of <n> under mpirun, and checks that the
-# job's lowest node removed the first and left the second. Skips (77) where mpirun is
-# missing or /dev/shm is not writable.
+# (its name carries the maker's pid). Makes three such objects, one whose maker is gone,
+# one whose maker is a zombie (dead, its parent has not reaped it) and one whose maker lives
+# (this script), runs a job of <n> under mpirun, and checks that the job's lowest node
+# removed the first two and left the third. Skips (77) where mpirun is missing or /dev/shm
+# is not writable.
 #   stale_windows_check.sh <n> <program> [args]
 set -euo pipefail
 n=$1
@@ -13,10 +14,31 @@ if [ ! -w /dev/shm ]; then
   exit 77
 fi
 gone=$(sh -c 'echo $$')  # a process that has ended
+# A zombie: a child of a process that never reaps it (the subshell becomes `sleep`).
+zombie_pid_file=$(mktemp)
+(
+  sleep 0 &
+  echo $! >"$zombie_pid_file"
+  exec sleep 300
+) &
+zombie_parent=$!
 stale="/dev/shm/iso-windows-$gone-stale$$"
 live="/dev/shm/iso-windows-$$-live$$"
-trap 'rm -f "$stale" "$live"' EXIT
+trap 'kill "$zombie_parent" 2>/dev/null || true; rm -f "$stale" "$live" "${zombie_stale:-}" "$zombie_pid_file"' EXIT
+zombie=""
+for _ in $(seq 1000); do
+  zombie=$(cat "$zombie_pid_file")
+  if [ -n "$zombie" ] && [ "$(awk '{print $3}' "/proc/$zombie/stat" 2>/dev/null)" = Z ]; then break; fi
+  zombie=""
+  sleep 0.01
+done
+if [ -z "$zombie" ]; then
+  echo "stale_windows_check: the zombie maker did not come about"
+  exit 1
+fi
+zombie_stale="/dev/shm/iso-windows-$zombie-zombie$$"
 head -c 4096 /dev/zero >"$stale"
+head -c 4096 /dev/zero >"$zombie_stale"
 head -c 4096 /dev/zero >"$live"
 status=0
 "$(dirname "$0")/mpirun_job.sh" "$n" "$@" || status=$?
@@ -29,8 +51,12 @@ if [ -e "$stale" ]; then
   echo "stale_windows_check: FAILED: $stale (maker pid $gone, gone) is still there"
   exit 1
 fi
+if [ -e "$zombie_stale" ]; then
+  echo "stale_windows_check: FAILED: $zombie_stale (maker pid $zombie, a zombie) is still there"
+  exit 1
+fi
 if [ ! -e "$live" ]; then
   echo "stale_windows_check: FAILED: $live (maker pid $$, alive) was removed"
   exit 1
 fi
-echo "stale_windows_check: the object of a gone maker was removed, a live maker's kept"
+echo "stale_windows_check: the objects of a gone and a zombie maker were removed, a live maker's kept"
