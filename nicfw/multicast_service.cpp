@@ -164,7 +164,7 @@ absl::Status multicast_service::on_submission(const submission& s, bool& taken) 
     m->set_sequence(sent_index_[prefix->group]++);
     return spread(m);
   }
-  numberings_[prefix->group].waiting.push_back(m);
+  numberings_[prefix->group].messages.push_back(m);
   if (prefix->sequencer == nic_.self()) {
     return on_request(nic_.self(), comm::byte_span(m->body).subspan(0, payload_offset(m->prefix)));
   }
@@ -177,20 +177,21 @@ absl::Status multicast_service::on_submission(const submission& s, bool& taken) 
 }
 
 const tree_place* multicast_service::place_of(const message& m) {
-  // Bounded: a job that keeps making groups must not keep every tree it ever used.
-  constexpr std::size_t kMostPlaces = 256;
+  // Bounded: a job that keeps making groups must not keep every tree it ever used. But room
+  // for every root of two groups of the whole job, so that one busy group never thrashes.
+  const std::size_t most_places = 256 + 2 * std::size_t{nic_.topo().nodes()};
   const std::span<const comm::node_id> members = m.members();
   const tree_key key{.group = m.prefix.group, .root = m.prefix.root, .shape = m.prefix.shape};
   auto it = places_.find(key);
-  if (it == places_.end() || !std::equal(members.begin(), members.end(), it->second.members.begin(),
-                                         it->second.members.end())) {
-    if (it == places_.end() && places_.size() >= kMostPlaces) places_.clear();
-    known_place& known = places_[key];
-    known.members.assign(members.begin(), members.end());
-    known.place = place_in_tree(key.shape, members, key.root, nic_.self());
-    it = places_.find(key);
+  if (it != places_.end() && std::equal(members.begin(), members.end(), it->second.members.begin(),
+                                        it->second.members.end())) {
+    return it->second.place ? &*it->second.place : nullptr;
   }
-  return it->second.place ? &*it->second.place : nullptr;
+  if (it == places_.end() && places_.size() >= most_places) places_.clear();
+  known_place& known = places_[key];
+  known.members.assign(members.begin(), members.end());
+  known.place = place_in_tree(key.shape, members, key.root, nic_.self());
+  return known.place ? &*known.place : nullptr;
 }
 
 absl::Status multicast_service::spread(const message_ptr& m) {
@@ -205,11 +206,9 @@ absl::Status multicast_service::spread(const message_ptr& m) {
         "multicast of group %u from node %u came from node %u, not from its tree parent",
         m->prefix.group, m->prefix.root, m->parent));
   }
-  // A copy: sending must not depend on the place staying where it is in places_.
-  const absl::InlinedVector<comm::node_id, 4> children(place->children.begin(),
-                                                       place->children.end());
-  m->pending = static_cast<std::uint32_t>(children.size()) + 1;
-  for (comm::node_id child : children) {
+  // `place` stays valid: sending only queues packets, and taking in does not look up trees.
+  m->pending = static_cast<std::uint32_t>(place->children.size()) + 1;
+  for (comm::node_id child : place->children) {
     if (absl::Status s = send_to(child, m); !s.ok()) return s;
   }
   return take_in(m);
@@ -418,14 +417,13 @@ absl::Status multicast_service::answer(comm::node_id to, std::uint32_t group,
 
 absl::Status multicast_service::on_number(std::uint32_t group, std::uint64_t number) {
   auto it = numberings_.find(group);
-  if (it == numberings_.end() || it->second.waiting.empty()) {
+  if (it == numberings_.end() || it->second.waiting() == 0) {
     return absl::InvalidArgumentError(
         absl::StrFormat("sequence number %u of group %u answers no request of node %u", number,
                         group, nic_.self()));
   }
-  message_ptr m = std::move(it->second.waiting.front());
-  it->second.waiting.erase(it->second.waiting.begin());
-  if (it->second.waiting.empty()) numberings_.erase(it);  // groups used once leave nothing
+  message_ptr m = std::move(it->second.messages[it->second.first++]);
+  if (it->second.waiting() == 0) numberings_.erase(it);  // groups used once leave nothing
   m->set_sequence(number);
   return spread(m);
 }
@@ -496,7 +494,7 @@ std::string multicast_service::describe() const {
     out += ";";
   }
   for (const auto& [g, w] : numberings_) {
-    out += absl::StrFormat(" numbering %u: %u waiting;", g, w.waiting.size());
+    out += absl::StrFormat(" numbering %u: %u waiting;", g, w.waiting());
   }
   return out;
 }

@@ -36,8 +36,9 @@
 // group leaves behind for good is its numbering, a few words per group, since its numbers
 // go on where they stopped: for a sequenced group its counter at the sequencer and each
 // member's next number; for an unsequenced one each sender's message index in it. A NIC
-// also keeps its place in at most 256 trees (by group, root and shape, checked against each
-// message's members), so that a group's messages do not work it out again each time.
+// also keeps its place in at most 256 + 2n trees of a job of n nodes (by group, root and
+// shape, checked against each message's members), so that a group's messages do not work
+// it out again each time.
 // Only credits that are out come back, and a peer sends only while it has credits, so these are
 // errors naming the sending node and the lane, and leave the lane as it was: a credit packet for a
 // lane in which this NIC has no credits out to its sender (one it never sent in, or a sender that
@@ -193,10 +194,13 @@ class multicast_service final : public nic_service {
     std::vector<std::uint64_t> delivered;  // by member index
     std::deque<comm::node_id> deferred;    // requests beyond the window, in order
   };
-  // The sender's messages of a group waiting for their numbers. Inline: most of the time
-  // one is, and a group's entry comes and goes with each message.
+  // The sender's messages of a group waiting for their numbers, from `first` on. Inline:
+  // most of the time one is, and a group's entry comes and goes with each message (it is
+  // erased once none waits, so the vector never outgrows what waited at once).
   struct numbering {
-    absl::InlinedVector<message_ptr, 2> waiting;
+    absl::InlinedVector<message_ptr, 2> messages;
+    std::size_t first = 0;
+    [[nodiscard]] std::size_t waiting() const { return messages.size() - first; }
   };
   // Where this node stands in one tree, kept while the same trees carry the messages: a
   // group's messages from one root all take the same place.
@@ -217,7 +221,7 @@ class multicast_service final : public nic_service {
 
   [[nodiscard]] absl::Status on_data(comm::node_id source, comm::byte_span body);
   // This node's place in the tree `m` travels along; null when this node or its root is
-  // not a member.
+  // not a member. Valid until the next call.
   [[nodiscard]] const tree_place* place_of(const message& m);
   // Sends `m` on to its children and takes it in here (delivery or hold-back).
   [[nodiscard]] absl::Status spread(const message_ptr& m);
