@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -39,6 +40,15 @@ std::string object_name() {
   return absl::StrFormat("/%s%d-%08x%08x", kObjectPrefix, ::getpid(), source(), source());
 }
 
+// Whether the process `maker` is gone: there is none, or it is a zombie (dead, not yet
+// reaped by its parent). One this node may not signal, or cannot read about, is not ours to
+// judge.
+bool maker_gone(pid_t maker) {
+  if (::kill(maker, 0) != 0) return errno == ESRCH;
+  const process_sample sample = probe_process(maker);
+  return sample.start_time != 0 && sample.state == process_state::gone;
+}
+
 // Removes the objects of makers that are gone: a lowest node killed while its job started
 // (between making its object and every node of its host mapping it) could not remove its
 // name, and the object holds its reserved memory until someone does. A maker in another
@@ -53,8 +63,7 @@ void remove_objects_of_gone_makers(std::uint32_t self) {
     const std::string rest = name.substr(std::strlen(kObjectPrefix));
     int maker = 0;
     if (!absl::SimpleAtoi(rest.substr(0, rest.find('-')), &maker) || maker <= 0) continue;
-    // A zombie maker is gone too: its object stays behind until someone removes it.
-    if (probe_process(maker).state != process_state::gone) continue;
+    if (!maker_gone(maker)) continue;
     if (::shm_unlink(absl::StrCat("/", name).c_str()) == 0) {
       ISO_LOG(runtime, info, "node %u removed /dev/shm/%s: its maker (pid %d) is gone", self, name,
               maker);
