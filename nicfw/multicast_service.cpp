@@ -422,8 +422,15 @@ absl::Status multicast_service::on_number(std::uint32_t group, std::uint64_t num
         absl::StrFormat("sequence number %u of group %u answers no request of node %u", number,
                         group, nic_.self()));
   }
-  message_ptr m = std::move(it->second.messages[it->second.first++]);
-  if (it->second.waiting() == 0) numberings_.erase(it);  // groups used once leave nothing
+  numbering& n = it->second;
+  message_ptr m = std::move(n.messages[n.first++]);
+  if (n.waiting() == 0) {
+    numberings_.erase(it);  // groups used once leave nothing
+  } else if (n.first >= 32 && 2 * n.first >= n.messages.size()) {
+    // A group that never runs dry (a stream of writes) must not keep its taken slots.
+    n.messages.erase(n.messages.begin(), n.messages.begin() + static_cast<std::ptrdiff_t>(n.first));
+    n.first = 0;
+  }
   m->set_sequence(number);
   return spread(m);
 }

@@ -196,7 +196,7 @@ class multicast_service final : public nic_service {
   };
   // The sender's messages of a group waiting for their numbers, from `first` on. Inline:
   // most of the time one is, and a group's entry comes and goes with each message (it is
-  // erased once none waits, so the vector never outgrows what waited at once).
+  // erased once none waits, and the taken slots are dropped once they are half of them).
   struct numbering {
     absl::InlinedVector<message_ptr, 2> messages;
     std::size_t first = 0;
