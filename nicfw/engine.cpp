@@ -133,6 +133,37 @@ absl::Status engine::send_submitted() {
   return s;
 }
 
+absl::StatusOr<bool> engine::send_at_once(submission_kind kind, comm::node_id to,
+                                          std::span<const comm::byte_span> pieces) {
+  ISO_DCHECK(inline_) << "send_at_once() is for inline mode";
+  if (failed_.load(std::memory_order_acquire)) return failure();
+  if (kind == submission_kind::isochron || channel_.nic_has_submissions() || out_.has_backlog()) {
+    return false;
+  }
+  nic_service* service = submitters_[static_cast<std::size_t>(kind)];
+  ISO_CHECK(service != nullptr) << "host submission of kind " << static_cast<int>(kind)
+                                << ", which no NIC service takes";
+  at_once_bytes_.clear();
+  for (const comm::byte_span& piece : pieces) {
+    at_once_bytes_.insert(at_once_bytes_.end(), piece.begin(), piece.end());
+  }
+  submission& sub = at_once_submission_;
+  sub.kind = kind;
+  sub.parts.clear();
+  sub.parts.push_back({to, at_once_bytes_});
+  bool taken = false;
+  bool did_work = false;
+  absl::Status s = service->on_submission(sub, taken);
+  if (s.ok() && taken) s = service->after_submissions(did_work);
+  // As send_submitted(): nobody else sends the tokens this owes before the host's next call.
+  if (s.ok() && taken) s = time_->send_owed_tokens(did_work);
+  if (!s.ok()) {
+    fail(s);
+    return s;
+  }
+  return taken;
+}
+
 bool engine::may_stamp() const { return time_ == nullptr || time_->may_stamp(); }
 
 bool engine::unparking() const { return time_ != nullptr && time_->unparking(); }

@@ -114,6 +114,12 @@ class engine final : private nic_context {
   // (with the tokens that sending owes), what arrived stays for the next poll(). Cheaper
   // than poll() for a host that has just submitted. Returns the NIC's failure, if any.
   [[nodiscard]] absl::Status send_submitted();
+  // Inline mode: hands a submission of `kind` (not an isochron) for `to` straight to its
+  // service, without the host queue, and sends it: true when it went. False when anything
+  // is queued before it, the network pushes back, or the service declines; nothing was done
+  // then, and the host queues it as usual. Returns the NIC's failure, if any.
+  [[nodiscard]] absl::StatusOr<bool> send_at_once(submission_kind kind, comm::node_id to,
+                                                  std::span<const comm::byte_span> pieces);
   // Whether this node's SIU may stamp isochrons now: false while it is parked or waits for
   // the answers to its unpark (unparking()). An isochron submitted meanwhile waits in the
   // queue; inline, the next round that finds it asks for the unpark, and the first round
@@ -231,6 +237,8 @@ class engine final : private nic_context {
   std::uint64_t held_stamp_ = 0;           // of the record the host channel holds (see deliver())
   bool delivered_since_ring_ = false;
   submission scratch_submission_;
+  submission at_once_submission_;
+  std::vector<std::byte> at_once_bytes_;
   std::vector<std::byte> loopback_packet_;          // the loopback packet being handled
   std::vector<std::vector<std::byte>> reassembly_;  // per source: fragments so far
   packet_counts received_;

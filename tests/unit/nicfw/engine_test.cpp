@@ -530,5 +530,79 @@ TEST(Engine, AFragmentedTypeWithoutCreditsArrivesWhole) {
       << refused.status();
 }
 
+// A service that records the submissions it takes, and declines them while told to.
+class submission_recorder final : public nic_service {
+ public:
+  absl::Status on_packet(comm::node_id, const packet_header&, comm::byte_span) override {
+    return absl::OkStatus();
+  }
+  absl::Status on_submission(const submission& s, bool& taken) override {
+    taken = !declining;
+    if (taken)
+      taken_payloads.emplace_back(s.parts[0].operations.begin(), s.parts[0].operations.end());
+    return absl::OkStatus();
+  }
+  bool declining = false;
+  std::vector<std::vector<std::byte>> taken_payloads;
+};
+
+constexpr auto kRecordedSubmission = static_cast<submission_kind>(kFirstServiceSubmission + 40);
+constexpr submission_kind kRecordedSubmissions[] = {kRecordedSubmission};
+
+std::vector<std::byte> bytes_of(std::string_view text) {
+  const auto b = std::as_bytes(std::span(text));
+  return {b.begin(), b.end()};
+}
+
+// Inline, a submission goes to its service at once, without the host queue, but only when
+// nothing is queued before it: the order of a node's submissions is kept.
+TEST(Engine, ASubmissionSentAtOnceNeverOvertakesOneQueuedBeforeIt) {
+  auto topo = std::make_shared<topology>(topology::single_switch(1));
+  auto transports = comm::make_inproc_fabric(1, {.ring_capacity = 1 << 16});
+  ASSERT_TRUE(transports.ok());
+  engine nic(0, topo, std::move((*transports)[0]),
+             engine_options{.own_thread = false, .local_nodes = 1, .local_index = 0});
+  auto owned = std::make_unique<submission_recorder>();
+  submission_recorder& service = *owned;
+  nic.add_service(std::move(owned), {.packets = {}, .submissions = kRecordedSubmissions});
+  nic.start();
+  const std::vector<std::byte> head = bytes_of("head:"), a = bytes_of("a"), b = bytes_of("b"),
+                               c = bytes_of("c");
+
+  // Nothing queued: taken at once, its pieces gathered in order.
+  const comm::byte_span first[] = {head, a};
+  absl::StatusOr<bool> sent = nic.send_at_once(kRecordedSubmission, 0, first);
+  ASSERT_TRUE(sent.ok()) << sent.status();
+  EXPECT_TRUE(*sent);
+  ASSERT_EQ(service.taken_payloads.size(), 1u);
+  EXPECT_EQ(service.taken_payloads[0], bytes_of("head:a"));
+
+  // The service declines: nothing is taken, and the host queues it.
+  service.declining = true;
+  const comm::byte_span second[] = {b};
+  sent = nic.send_at_once(kRecordedSubmission, 0, second);
+  ASSERT_TRUE(sent.ok()) << sent.status();
+  EXPECT_FALSE(*sent);
+  ASSERT_TRUE(nic.channel().host_submit(kRecordedSubmission, 0, second));
+  service.declining = false;
+
+  // Queued before it: declined, so it queues behind, and both go in order.
+  const comm::byte_span third[] = {c};
+  sent = nic.send_at_once(kRecordedSubmission, 0, third);
+  ASSERT_TRUE(sent.ok()) << sent.status();
+  EXPECT_FALSE(*sent) << "sent at once past a submission queued before it";
+  ASSERT_TRUE(nic.channel().host_submit(kRecordedSubmission, 0, third));
+  bool did = false;
+  ASSERT_TRUE(nic.poll(did).ok());
+  ASSERT_EQ(service.taken_payloads.size(), 3u);
+  EXPECT_EQ(service.taken_payloads[1], b);
+  EXPECT_EQ(service.taken_payloads[2], c);
+
+  // An isochron always goes through the queue (the SIU stamps it there).
+  sent = nic.send_at_once(submission_kind::isochron, 0, third);
+  ASSERT_TRUE(sent.ok()) << sent.status();
+  EXPECT_FALSE(*sent);
+}
+
 }  // namespace
 }  // namespace iso::nicfw
