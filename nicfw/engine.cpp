@@ -143,6 +143,10 @@ absl::StatusOr<bool> engine::send_at_once(submission_kind kind, comm::node_id to
   nic_service* service = submitters_[static_cast<std::size_t>(kind)];
   ISO_CHECK(service != nullptr) << "host submission of kind " << static_cast<int>(kind)
                                 << ", which no NIC service takes";
+  std::size_t total = 0;
+  for (const comm::byte_span& piece : pieces) total += piece.size();
+  // What the queue would hold, as host_submit() requires.
+  ISO_CHECK(channel_.submission_fits(total)) << "submission of " << total << " bytes";
   at_once_bytes_.clear();
   for (const comm::byte_span& piece : pieces) {
     at_once_bytes_.insert(at_once_bytes_.end(), piece.begin(), piece.end());
@@ -153,10 +157,20 @@ absl::StatusOr<bool> engine::send_at_once(submission_kind kind, comm::node_id to
   sub.parts.push_back({to, at_once_bytes_});
   bool taken = false;
   bool did_work = false;
-  absl::Status s = service->on_submission(sub, taken);
-  if (s.ok() && taken) s = service->after_submissions(did_work);
+  absl::Status s;
+  {
+    // As take_submissions(): a receiver asleep is woken once, after every fragment is out.
+    transport_->defer_wakeups();
+    absl::Cleanup wake = [this] { transport_->wake_deferred(); };
+    s = service->on_submission(sub, taken);
+    // The service took it or declined it: either way its round of submissions is over.
+    if (s.ok()) s = service->after_submissions(did_work);
+  }
   // As send_submitted(): nobody else sends the tokens this owes before the host's next call.
   if (s.ok() && taken) s = time_->send_owed_tokens(did_work);
+  // A large message once must not keep its room for the rest of the job.
+  constexpr std::size_t kKeptBytes = 64 * 1024;
+  if (at_once_bytes_.capacity() > kKeptBytes) std::vector<std::byte>().swap(at_once_bytes_);
   if (!s.ok()) {
     fail(s);
     return s;

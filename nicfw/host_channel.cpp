@@ -62,6 +62,10 @@ host_channel::host_channel(std::size_t queue_bytes)
 
 std::size_t host_channel::max_record() const { return comm::byte_ring_max_payload(queue_bytes_); }
 
+bool host_channel::submission_fits(std::size_t bytes) const {
+  return sizeof(submit_header) + bytes <= max_record();
+}
+
 bool host_channel::host_submit_isochron(std::uint32_t sequence, std::uint32_t delta,
                                         std::span<const isochron_part> parts) {
   const submit_header header{.kind = static_cast<std::uint8_t>(submission_kind::isochron),
@@ -101,7 +105,7 @@ bool host_channel::host_submit(submission_kind kind, node_id destination,
     scratch_pieces_.push_back(piece);
     total += piece.size();
   }
-  ISO_CHECK(total <= max_record()) << "submission of " << total << " bytes";
+  ISO_CHECK(submission_fits(total - sizeof(header))) << "submission of " << total << " bytes";
   return to_nic_producer_.try_push(scratch_pieces_, total);
 }
 

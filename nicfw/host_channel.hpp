@@ -87,6 +87,8 @@ class host_channel {
   host_channel& operator=(const host_channel&) = delete;
 
   [[nodiscard]] std::size_t max_record() const;
+  // Whether a submission (not an isochron) of `bytes` fits a record of the send queue.
+  [[nodiscard]] bool submission_fits(std::size_t bytes) const;
 
   // Host: queue an isochron with remote parts. False when the queue is full (poll, retry).
   [[nodiscard]] bool host_submit_isochron(std::uint32_t sequence, std::uint32_t delta,
