@@ -367,18 +367,24 @@ std::optional<absl::StatusOr<std::vector<std::byte>>> object_table::read_replica
   }
   if (op_id >= e.type->ops.size() || e.type->ops[op_id].name.empty()) return std::nullopt;
   const operation& op = e.type->ops[op_id];
-  if (op.kind != operation_kind::read) return std::nullopt;
-  // As start(): writes already filed here are applied before the read.
-  apply_delivered();
-  if (e.where != object_placement::replicated || !e.state) return std::nullopt;
+  // Guarded reads take start(): a guard is evaluated once when its operation starts, and a
+  // false one leaves the call waiting there.
+  if (op.kind != operation_kind::read ||
+      std::any_of(op.alternatives.begin(), op.alternatives.end(),
+                  [](const alternative& alt) { return static_cast<bool>(alt.guard); })) {
+    return std::nullopt;
+  }
   decoded_arguments decoded;
   try {
     decoded = op.unmarshal(args);
   } catch (...) {
     return std::nullopt;  // start() says why
   }
+  // As start(): writes already filed here are applied before the read.
+  apply_delivered();
+  if (e.where != object_placement::replicated || !e.state) return std::nullopt;
   std::optional<outcome> out = attempt(e, op, decoded);
-  if (!out) return std::nullopt;  // every guard is false: the call waits, as start() queues it
+  if (!out) return std::nullopt;  // no alternative at all: start() says so
   if (!out->status.ok()) return absl::StatusOr<std::vector<std::byte>>(out->status);
   return absl::StatusOr<std::vector<std::byte>>(std::move(out->result));
 }

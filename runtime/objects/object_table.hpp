@@ -298,10 +298,10 @@ class object_table final : public delivery_unit {
   [[nodiscard]] absl::Status give_up(std::uint64_t call);
   void retry_deferred(entry& e);
   [[nodiscard]] absl::StatusOr<entry*> find(object_id id, const char* what) const;
-  // A read of this node's replica whose guard holds now, run at once and answered without
-  // a pending call (the commonest call of all: no call number, no entry in pending_). None
-  // when the call needs anything more (it is not such a read, its guards are all false, its
-  // arguments do not decode, automatic placement counts it, ...): start() takes it then.
+  // An unguarded read of this node's replica, run at once and answered without a pending
+  // call (the commonest call of all: no call number, no entry in pending_). None when the
+  // call needs anything more (it is not such a read, it has guards, its arguments do not
+  // decode, automatic placement counts it, ...): start() takes it then.
   [[nodiscard]] std::optional<absl::StatusOr<std::vector<std::byte>>> read_replica_now(
       object_id id, operation_id op_id, std::span<const std::byte> args);
   // The operation, or InvalidArgument naming the object.
