@@ -306,6 +306,8 @@ class object_table final : public delivery_unit {
       object_id id, operation_id op_id, std::span<const std::byte> args);
   // The operation, or InvalidArgument naming the object.
   [[nodiscard]] absl::StatusOr<const operation*> find_op(const entry& e, operation_id op) const;
+  // The operation, or null when the type has none of that id.
+  [[nodiscard]] static const operation* operation_at(const entry& e, operation_id op);
   // Runs the first alternative whose guard holds; nothing when every guard is false.
   std::optional<outcome> attempt(entry& e, const operation& op, const decoded_arguments& args);
   // Runs or queues a call at this copy; `caller`/`call` say whom to resume.
