@@ -19,6 +19,10 @@ namespace iso::comm {
 struct alignas(64) doorbell {
   std::atomic<std::uint32_t> sequence{0};
   std::atomic<std::uint32_t> sleepers{0};
+  // Nonzero while the node this bell belongs to waits with nothing to do (it sleeps, or
+  // polls only for what others send it); its host's other nodes read it to tell whether a
+  // core would go unused if they polled instead of sleeping (transport::busy_neighbours).
+  std::atomic<std::uint32_t> idle{0};
 
   // Announces the intent to sleep; returns the ticket to pass to sleep().
   std::uint32_t prepare_sleep();

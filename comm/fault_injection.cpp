@@ -1,5 +1,6 @@
 #include "comm/fault_injection.hpp"
 
+#include <optional>
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -56,6 +57,10 @@ class faulty_transport final : public transport {
     inner_->wait(timeout, also_ready);
   }
   void wake() override { inner_->wake(); }
+  void announce_idle(bool idle) override { inner_->announce_idle(idle); }
+  [[nodiscard]] std::optional<std::uint32_t> busy_neighbours() const override {
+    return inner_->busy_neighbours();
+  }
   void defer_wakeups() override { inner_->defer_wakeups(); }
   void wake_deferred() override { inner_->wake_deferred(); }
   [[nodiscard]] transport_counters counters() const override { return inner_->counters(); }

@@ -131,6 +131,18 @@ void ring_transport::wait(absl::Duration timeout, absl::FunctionRef<bool()> also
   bell.finish_sleep();
 }
 
+void ring_transport::announce_idle(bool idle) {
+  doorbells_[self()]->idle.store(idle ? 1 : 0, std::memory_order_relaxed);
+}
+
+std::optional<std::uint32_t> ring_transport::busy_neighbours() const {
+  std::uint32_t busy = 0;
+  for (node_id peer = 0; peer < size(); ++peer) {
+    busy += peer != self() && doorbells_[peer]->idle.load(std::memory_order_relaxed) == 0;
+  }
+  return busy;
+}
+
 void ring_transport::wake() {
   doorbell& bell = *doorbells_[self()];
   bell.sequence.fetch_add(1, std::memory_order_release);

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -38,6 +39,9 @@ class ring_transport final : public transport {
   void wake() override;
   void defer_wakeups() override { deferring_ = true; }
   void wake_deferred() override;
+  // Every node of a ring fabric is on this host.
+  void announce_idle(bool idle) override;
+  [[nodiscard]] std::optional<std::uint32_t> busy_neighbours() const override;
   [[nodiscard]] transport_counters counters() const override { return counters_; }
 
  private:

@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <span>
 
 #include "absl/functional/function_ref.h"
@@ -148,6 +149,15 @@ class transport {
 
   // Makes a concurrent or later wait() of this node return. Any thread.
   virtual void wake() = 0;
+
+  // Says whether this node waits with nothing to do (`idle`) or runs, for the other nodes
+  // of its host to read in busy_neighbours(). The node's own thread only.
+  virtual void announce_idle(bool idle) { (void)idle; }
+  // How many other nodes of this host have not announced that they are idle (those not
+  // started yet, or gone, count as busy); nullopt where the backend cannot tell.
+  [[nodiscard]] virtual std::optional<std::uint32_t> busy_neighbours() const {
+    return std::nullopt;
+  }
 
   [[nodiscard]] virtual transport_counters counters() const = 0;
 

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -138,6 +139,12 @@ class engine final : private nic_context {
   // Inline mode: sleeps until a packet arrives or `timeout` passes, even with submissions
   // waiting (for a host that waits for the answer that lets them go).
   void await_packet(absl::Duration timeout);
+  // Inline mode: whether the host waits with nothing to do, and how many other nodes of
+  // this host do not (comm::transport::announce_idle, busy_neighbours).
+  void announce_idle(bool idle) { transport_->announce_idle(idle); }
+  [[nodiscard]] std::optional<std::uint32_t> busy_neighbours() const {
+    return transport_->busy_neighbours();
+  }
 
   // Host -> NIC: someone needs logical time to reach `pulse` (lazy time otherwise stands
   // still). Thread mode: takes effect on the NIC thread's next round, and the NIC rings the

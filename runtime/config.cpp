@@ -185,7 +185,8 @@ const std::vector<setting>& settings() {
       choice_setting<wait_mode>(
           "ISO_WAIT", "wait", "auto, spin or block",
           "how a node waits for another: spin then yield, or sleep until a packet comes; auto: "
-          "block when the job has more nodes than cores",
+          "block when the job has more nodes than cores, but poll and yield while the host's "
+          "other nodes leave a core to spare",
           &options::wait,
           {{"auto", wait_mode::automatic}, {"spin", wait_mode::spin}, {"block", wait_mode::block}}),
       choice_setting<cpu_binding>(

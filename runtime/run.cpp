@@ -218,9 +218,9 @@ std::unique_ptr<node> make_node(fabric& fabric, std::uint32_t rank, const job_pl
   // Under a PMIx launcher the nodes on this machine are its processes, each bound to cores
   // of its own: they share the machine's cores (runtime/progress/wait_choice.hpp).
   const bool launcher_binds = plan.env.transport == runtime::transport_kind::ucx;
+  const std::uint32_t cores = launcher_binds ? nicfw::machine_cores() : iso::usable_cores();
   const bool oversubscribed =
-      runtime::job_oversubscribed(plan.env.oversubscribed, fabric.local_nodes(),
-                                  launcher_binds ? nicfw::machine_cores() : iso::usable_cores());
+      runtime::job_oversubscribed(plan.env.oversubscribed, fabric.local_nodes(), cores);
   const bool nic_thread = nic_threaded(plan.opts, fabric.local_nodes(), oversubscribed);
   // A NIC thread that shares a core sleeps as soon as it is idle: its spin would hold the
   // core the thread that sends its next work needs.
@@ -239,7 +239,9 @@ std::unique_ptr<node> make_node(fabric& fabric, std::uint32_t rank, const job_pl
   }
   auto nic = std::make_unique<nicfw::engine>(rank, plan.topo, std::move(transport), nic_options);
   runtime::waiting_choice waiting =
-      runtime::choose_waiting(plan.opts.wait, oversubscribed, shared_core);
+      runtime::choose_waiting(plan.opts.wait, oversubscribed, shared_core,
+                              // Only a ring fabric's nodes see whether their host's others wait.
+                              launcher_binds ? 0 : cores);
   if (plan.opts.relaxed) {
     ISO_LOG(runtime, warn,
             "node %u runs in RELAXED mode (options::relaxed): NOT sequentially consistent, "

@@ -34,7 +34,11 @@ enum class order_kind { sequencer, isotach };
 //          without parking, so the core goes to a node that can make progress; it parks
 //          only after 50 ms in which nothing arrived.
 //   automatic: block when the job has more nodes than this machine gives it cores
-//          (isorun says so when it starts such a job), spin otherwise.
+//          (isorun says so when it starts such a job), spin otherwise. Blocking so, a node
+//          polls and yields instead of sleeping while fewer of its host's other nodes are
+//          busy (not waiting themselves) than there are cores: then no node would run on
+//          the core it takes, and waking a sleeper costs each sender a system call. For
+//          half a millisecond without any traffic at most; then it sleeps.
 enum class wait_mode { automatic, spin, block };
 
 // Whether a node's thread is bound to a core of its own. Unbound on a machine the job fills,

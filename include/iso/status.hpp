@@ -59,7 +59,8 @@ struct node_status {
   // where binding was tried and could not be done, "unbound: " and why.
   std::string binding;
   // How this node waits for another (options::wait): "polls, then yields, then sleeps"
-  // where it has a core of its own; "sleeps at once: more nodes than cores" where the job
+  // where it has a core of its own; "sleeps at once unless a core is spare: more nodes than
+  // cores" (only "sleeps at once: ..." under a PMIx launcher) where the job
   // is oversubscribed (isorun's finding; under a PMIx launcher, the nodes on this machine
   // outnumber its cores; else this process's cores) and ISO_WAIT=auto; and so on.
   std::string waiting;

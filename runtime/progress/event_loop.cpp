@@ -1,9 +1,11 @@
 #include "runtime/progress/event_loop.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <thread>
 #include <utility>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_format.h"
 #include "base/check.hpp"
 #include "runtime/progress/direct_tags.hpp"
@@ -108,6 +110,14 @@ absl::Status event_loop::wait_rounds(absl::FunctionRef<bool()> done) {
   // Since when no round had work, once the node dozes. A doze's end is no sign of that: a
   // wake-up may come for a packet an earlier round already took.
   absl::Time quiet_since = absl::InfiniteFuture();
+  // Whether this node has told its host that it waits (waiter_policy::spare_cores): from
+  // the start, as a node that computes between short waits counts as busy only while it
+  // computes.
+  const bool announced = policy_.spare_cores > 0 && nic_.runs_inline();
+  if (announced) nic_.announce_idle(true);
+  absl::Cleanup busy_again = [&] {
+    if (announced) nic_.announce_idle(false);
+  };
   while (!done()) {
     bool did = false;
     if (absl::Status s = progress(did); !s.ok()) return s;
@@ -123,6 +133,14 @@ absl::Status event_loop::wait_rounds(absl::FunctionRef<bool()> done) {
     if (idle < policy_.spin_polls + policy_.yield_polls) {
       std::this_thread::yield();
       continue;
+    }
+    if (announced) {
+      const absl::Time now = absl::Now();
+      if (quiet_since == absl::InfiniteFuture()) quiet_since = now;
+      if (now - quiet_since < policy_.spare_core_polling && core_to_spare()) {
+        std::this_thread::yield();
+        continue;
+      }
     }
     sleeps_.fetch_add(1, std::memory_order_relaxed);
     const absl::Duration longest =
@@ -151,6 +169,11 @@ absl::Status event_loop::wait_rounds(absl::FunctionRef<bool()> done) {
     idle = unannounced_waits_ > 0 ? policy_.spin_polls + policy_.yield_polls - 1 : 0;
   }
   return absl::OkStatus();
+}
+
+bool event_loop::core_to_spare() const {
+  const std::optional<std::uint32_t> busy = nic_.busy_neighbours();
+  return busy.has_value() && *busy < policy_.spare_cores;
 }
 
 absl::Status event_loop::submit(nicfw::submission_kind kind, comm::node_id to,

@@ -30,7 +30,8 @@ bool nic_shares_core(bool nic_thread, bool oversubscribed, std::uint32_t local_n
   return nic_thread && (oversubscribed || !nicfw::cores_for_nic_threads(local_nodes));
 }
 
-waiting_choice choose_waiting(iso::wait_mode mode, bool oversubscribed, bool nic_shares_core) {
+waiting_choice choose_waiting(iso::wait_mode mode, bool oversubscribed, bool nic_shares_core,
+                              std::uint32_t cores) {
   switch (mode) {
     case iso::wait_mode::spin:
       return {waiter_policy{}, "polls, then yields, then sleeps (ISO_WAIT=spin)"};
@@ -40,7 +41,9 @@ waiting_choice choose_waiting(iso::wait_mode mode, bool oversubscribed, bool nic
       break;
   }
   if (oversubscribed) {
-    return {waiter_policy::oversubscribed(), "sleeps at once: more nodes than cores"};
+    return {waiter_policy::oversubscribed(cores),
+            cores > 0 ? "sleeps at once unless a core is spare: more nodes than cores"
+                      : "sleeps at once: more nodes than cores"};
   }
   if (nic_shares_core) {
     return {waiter_policy::shared_core(), "yields, then sleeps: its NIC thread shares a core"};

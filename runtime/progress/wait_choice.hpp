@@ -40,13 +40,16 @@ struct waiting_choice {
   std::string why;
 };
 
-// The choice for `mode`; `automatic` blocks exactly when `oversubscribed`, and otherwise
-// yields without polling first when `nic_shares_core`.
-waiting_choice choose_waiting(iso::wait_mode mode, bool oversubscribed, bool nic_shares_core);
+// The choice for `mode`; `automatic` blocks exactly when `oversubscribed`, except while
+// fewer of the host's other nodes are busy than its `cores` (then it polls and yields:
+// waiter_policy::spare_cores; 0 where the transport cannot tell), and otherwise yields
+// without polling first when `nic_shares_core`.
+waiting_choice choose_waiting(iso::wait_mode mode, bool oversubscribed, bool nic_shares_core,
+                              std::uint32_t cores);
 // Its policy alone.
 inline waiter_policy choose_waiter_policy(iso::wait_mode mode, bool oversubscribed,
-                                          bool nic_shares_core) {
-  return choose_waiting(mode, oversubscribed, nic_shares_core).policy;
+                                          bool nic_shares_core, std::uint32_t cores) {
+  return choose_waiting(mode, oversubscribed, nic_shares_core, cores).policy;
 }
 
 }  // namespace iso::runtime

@@ -1,5 +1,5 @@
 // The ring transport with nodes as threads (inproc backend): order, no loss, back-pressure,
-// sizes, errors and held packets.
+// sizes, errors, held packets, and the nodes' idle announcements.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -186,6 +186,23 @@ TEST(RingTransport, WaitReturnsWhenAPacketArrives) {
   }
   sender.join();
   EXPECT_EQ(handled, 1u);
+}
+
+// What the nodes of a host read to tell whether one of them may poll on a core the others
+// leave free (runtime's waiter_policy::spare_cores).
+TEST(RingTransport, EachNodeCountsTheOthersThatHaveNotAnnouncedTheyAreIdle) {
+  auto nodes = fabric(3, 1024);
+  for (const auto& node : nodes) EXPECT_EQ(node->busy_neighbours(), 2u);
+  nodes[1]->announce_idle(true);
+  EXPECT_EQ(nodes[0]->busy_neighbours(), 1u);
+  EXPECT_EQ(nodes[1]->busy_neighbours(), 2u);  // its own announcement is not counted
+  EXPECT_EQ(nodes[2]->busy_neighbours(), 1u);
+  nodes[0]->announce_idle(true);
+  nodes[2]->announce_idle(true);
+  EXPECT_EQ(nodes[1]->busy_neighbours(), 0u);
+  nodes[1]->announce_idle(false);
+  EXPECT_EQ(nodes[0]->busy_neighbours(), 1u);
+  EXPECT_EQ(nodes[1]->busy_neighbours(), 0u);
 }
 
 TEST(RingTransport, RejectsBadFabricShapes) {

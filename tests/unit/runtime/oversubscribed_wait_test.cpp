@@ -1,12 +1,12 @@
 // With more nodes than cores, a node that waits for another must leave the core to the
 // nodes that can make progress: it sleeps in the kernel (voluntary context switches), rather
 // than polling and yielding until the scheduler takes the core away (involuntary ones).
+// But while its host has a core to spare (fewer of the job's other nodes there are busy
+// than it has cores) it polls and yields instead: nobody else would run on that core, and
+// a sleeper costs every node that sends to it a wake-up through the kernel.
 //
-// The process runs on one core, so its four nodes share it whatever the machine. Node 0
-// waits for a message that node 3 sends only once nodes 1 to 3 have incremented a counter
-// many times: their pulses' tokens reach node 0 all along, as in a busy job, so a node that
-// polls always finds a little to do and never stays idle long enough to sleep. No timing:
-// the test counts node 0's context switches of each kind while it waits.
+// The process runs on one core, so its nodes share it whatever the machine. No timing: the
+// tests count a node's sleeps, or its context switches of each kind, while it waits.
 #include <gtest/gtest.h>
 #include <sched.h>
 #include <sys/resource.h>
@@ -18,6 +18,7 @@
 #include <cstdio>
 
 #include "iso/iso.hpp"
+#include "runtime/node_state.hpp"
 #include "runtime/progress/wait_choice.hpp"
 #include "tests/support/inproc_job.hpp"
 #include "tests/support/one_core.hpp"
@@ -64,14 +65,19 @@ TEST(OversubscribedWait, OneCoreMakesTheJobOversubscribed) {
 TEST(OversubscribedWait, AutomaticBlocksExactlyWhenOversubscribed) {
   using iso::runtime::choose_waiter_policy;
   for (const bool shared : {false, true}) {
-    EXPECT_EQ(choose_waiter_policy(iso::wait_mode::automatic, true, shared).yield_polls, 0);
-    EXPECT_GT(choose_waiter_policy(iso::wait_mode::automatic, true, shared).doze,
+    EXPECT_EQ(choose_waiter_policy(iso::wait_mode::automatic, true, shared, 2).yield_polls, 0);
+    EXPECT_GT(choose_waiter_policy(iso::wait_mode::automatic, true, shared, 2).doze,
               absl::ZeroDuration());
-    EXPECT_GT(choose_waiter_policy(iso::wait_mode::automatic, false, shared).yield_polls, 0);
-    EXPECT_EQ(choose_waiter_policy(iso::wait_mode::automatic, false, shared).doze,
+    EXPECT_GT(choose_waiter_policy(iso::wait_mode::automatic, false, shared, 2).yield_polls, 0);
+    EXPECT_EQ(choose_waiter_policy(iso::wait_mode::automatic, false, shared, 2).doze,
               absl::ZeroDuration());
-    EXPECT_EQ(choose_waiter_policy(iso::wait_mode::block, false, shared).yield_polls, 0);
-    EXPECT_GT(choose_waiter_policy(iso::wait_mode::spin, true, shared).yield_polls, 0);
+    EXPECT_EQ(choose_waiter_policy(iso::wait_mode::block, false, shared, 2).yield_polls, 0);
+    EXPECT_GT(choose_waiter_policy(iso::wait_mode::spin, true, shared, 2).yield_polls, 0);
+    // Only `automatic` polls on a core its host's other nodes leave free; asked to block,
+    // a node sleeps whatever the others do.
+    EXPECT_EQ(choose_waiter_policy(iso::wait_mode::automatic, true, shared, 2).spare_cores, 2u);
+    EXPECT_EQ(choose_waiter_policy(iso::wait_mode::block, true, shared, 2).spare_cores, 0u);
+    EXPECT_EQ(choose_waiter_policy(iso::wait_mode::automatic, false, shared, 2).spare_cores, 0u);
   }
 }
 
@@ -81,12 +87,12 @@ TEST(OversubscribedWait, AutomaticBlocksExactlyWhenOversubscribed) {
 TEST(OversubscribedWait, ANodeWhoseNicThreadSharesACoreYieldsWithoutPolling) {
   using iso::runtime::choose_waiter_policy;
   const iso::runtime::waiter_policy shared =
-      choose_waiter_policy(iso::wait_mode::automatic, false, true);
+      choose_waiter_policy(iso::wait_mode::automatic, false, true, 2);
   EXPECT_EQ(shared.spin_polls, 0);
   EXPECT_GT(shared.yield_polls, 0);
-  EXPECT_GT(choose_waiter_policy(iso::wait_mode::automatic, false, false).spin_polls, 0);
+  EXPECT_GT(choose_waiter_policy(iso::wait_mode::automatic, false, false, 2).spin_polls, 0);
   // Asked for by name, spinning is what the node gets.
-  EXPECT_GT(choose_waiter_policy(iso::wait_mode::spin, false, true).spin_polls, 0);
+  EXPECT_GT(choose_waiter_policy(iso::wait_mode::spin, false, true, 2).spin_polls, 0);
 }
 
 TEST(OversubscribedWait, ANicThreadSharesACoreOnlyWhereOneRuns) {
@@ -98,6 +104,9 @@ TEST(OversubscribedWait, ANicThreadSharesACoreOnlyWhereOneRuns) {
   EXPECT_TRUE(nic_shares_core(true, false, 4096));
 }
 
+// Node 0 waits for a message that node 3 sends only once nodes 1 to 3 have incremented a
+// counter many times: their pulses' tokens reach node 0 all along, as in a busy job, so a
+// node that polls always finds a little to do and never stays idle long enough to sleep.
 TEST(OversubscribedWait, AWaitingNodeSleepsInTheKernelInsteadOfTakingTheCore) {
   const one_core core;
   ASSERT_TRUE(core.pinned());
@@ -107,7 +116,10 @@ TEST(OversubscribedWait, AWaitingNodeSleepsInTheKernelInsteadOfTakingTheCore) {
     GTEST_SKIP() << "the core is shared with other processes (" << others
                  << " preemptions in 100 ms of computing): the measurement needs it alone";
   }
-  iso::options opts;  // ISO_WAIT=auto: 4 nodes on 1 core
+  iso::options opts;
+  // Asked to block: with ISO_WAIT=auto node 0 would poll while nodes 1 to 3 all wait for
+  // their increments (the test below).
+  opts.wait = iso::wait_mode::block;
   opts.nic = iso::nic_mode::inline_poll;
   std::atomic<long> voluntary{-1};
   std::atomic<long> involuntary{-1};
@@ -145,6 +157,92 @@ TEST(OversubscribedWait, AWaitingNodeSleepsInTheKernelInsteadOfTakingTheCore) {
   // runs on its core, so only the sleeps are counted.
   EXPECT_GE(voluntary.load(), 64)
       << "node 0 hardly ever slept while it waited: it polled for its message";
+}
+
+iso::runtime::event_loop& loop_of(iso::node& node) {
+  return iso::detail::node_state::of(node).loop();
+}
+
+// The policy ISO_WAIT=auto gives a node with more nodes than cores, on a host of one core,
+// whatever the machine's: polling on a spare core lasts while rounds have work for 60 s,
+// far beyond the test, so that only the others' business can make a node sleep.
+void wait_as_on_one_core(iso::node& node) {
+  iso::runtime::waiter_policy policy = iso::runtime::waiter_policy::oversubscribed(1);
+  policy.spare_core_polling = absl::Seconds(60);
+  loop_of(node).set_policy(policy);
+}
+
+// Node 1 increments a counter whose only copy is node 0's, which waits for a message all
+// along: each increment waits for node 0's NIC, and node 0 waits for node 1's packets. On
+// one core, a node that slept as soon as it found nothing to do would sleep at least once
+// per increment; here nobody computes, so both poll and yield and neither should sleep.
+TEST(OversubscribedWait, ANodePollsInsteadOfSleepingWhileEveryOtherNodeOfItsHostWaits) {
+  const one_core core;
+  ASSERT_TRUE(core.pinned());
+  iso::options opts;
+  opts.nic = iso::nic_mode::inline_poll;
+  constexpr int kOwnIncrements = 400;
+  std::atomic<std::int64_t> sleeps{-1};
+  std::atomic<int> wrong{0};
+  const int status = iso::test::run_inproc(2, opts, [&](iso::node& node) {
+    wait_as_on_one_core(node);
+    auto counter = node.allocate<std::int64_t>(1, iso::placement::on(0))[0];
+    node.barrier();
+    if (node.id() == 0) {
+      if (node.receive().bytes().size() != 1) ++wrong;
+      return;
+    }
+    const std::uint64_t before = loop_of(node).sleeps();
+    for (int i = 0; i < kOwnIncrements; ++i) {
+      iso::isochron iso(node);
+      iso::value<std::int64_t> old = iso.fetch_add(counter, 1);
+      iso.end();
+      if (old.get() != i) ++wrong;
+    }
+    sleeps = static_cast<std::int64_t>(loop_of(node).sleeps() - before);
+    const std::byte one{1};
+    node.send(0, std::span(&one, 1));
+  });
+  ASSERT_EQ(status, 0);
+  EXPECT_EQ(wrong.load(), 0);
+  // Node 0 may not have announced its wait yet when node 1's first increments wait.
+  EXPECT_LT(sleeps.load(), kOwnIncrements / 10)
+      << "node 1 slept while the only other node of its host waited too";
+}
+
+// Node 1 computes, without calling the runtime, until node 0 has gone to sleep in its wait
+// for node 1's message (or for at most 20 s): a busy node leaves no core to spare, so node 0
+// must sleep at once rather than poll on the core node 1 needs.
+TEST(OversubscribedWait, ANodeSleepsWhileAnotherNodeOfItsHostComputes) {
+  const one_core core;
+  ASSERT_TRUE(core.pinned());
+  iso::options opts;
+  opts.nic = iso::nic_mode::inline_poll;
+  std::atomic<iso::runtime::event_loop*> zero{nullptr};
+  std::atomic<std::uint64_t> zero_sleeps{0};
+  std::atomic<bool> zero_slept{false};
+  const int status = iso::test::run_inproc(2, opts, [&](iso::node& node) {
+    wait_as_on_one_core(node);
+    iso::runtime::event_loop& loop = loop_of(node);
+    if (node.id() == 0) {
+      zero_sleeps = loop.sleeps();
+      zero = &loop;
+    }
+    node.barrier();
+    if (node.id() == 0) {
+      (void)node.receive();
+      return;
+    }
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (zero.load()->sleeps() == zero_sleeps.load() &&
+           std::chrono::steady_clock::now() < give_up) {
+    }
+    zero_slept = zero.load()->sleeps() != zero_sleeps.load();
+    const std::byte one{1};
+    node.send(0, std::span(&one, 1));
+  });
+  ASSERT_EQ(status, 0);
+  EXPECT_TRUE(zero_slept.load()) << "node 0 polled for 20 s while node 1 computed on its core";
 }
 
 }  // namespace
