@@ -178,7 +178,8 @@ environment of each node:
                    first (shm only)
   ISO_OVERSUBSCRIBED  1 when N exceeds the cores isorun may use (its CPU affinity), else
                    0; isorun then says so on stderr, and nodes that wait for another sleep
-                   until a packet comes instead of polling (ISO_WAIT=auto)
+                   until a packet comes instead of polling (ISO_WAIT=auto), unless fewer
+                   of the others are busy than there are cores
   ISO_BIND         auto, core or none, as --bind says (only when --bind is given)
 
 Each node is joined once: a second process claiming a node that is already running (a
