@@ -21,6 +21,10 @@
 //   4 vars: write + quiesce:  the same, each isochron followed by node.quiesce() (executed
 //                             everywhere), what a quiet waits for;
 //                             both against set_lock + 4 puts + quiet + clear_lock.
+// Then every node increments one counter at once (its copy on node 1), the same number of
+// times, as a counter that every process updates is used; node 0 times its own increments:
+//   counter, every node: fetch_add / read+sched / assign
+//                             against shmem_atomic_fetch_add on PE 1 by every PE at once.
 //
 //   build/bin/atomic-bench            # drives: isorun -n 2 and -n 4, oshrun for the peer
 //   build/bin/atomic-bench --quick    # fewer repetitions
@@ -72,6 +76,54 @@ quad allocate_quad(iso::node& node) {
   return q;
 }
 
+// Every node increments `counter` `iterations` times per repetition, by a fetch_add
+// isochron and then by read + sched / assign; node 0 prints its mean per increment. The
+// values one node fetches must rise, and the counter must end at every node's increments.
+void every_node_increments(iso::node& node, iso::shared_var<std::int64_t> counter,
+                           int repetitions, int iterations) {
+  std::int64_t previous = -1;
+  std::int64_t wrong = 0;
+  const auto check = [&](std::int64_t old) {
+    wrong += old <= previous;
+    previous = old;
+  };
+  for (int rep = 0; rep < repetitions; ++rep) {
+    node.barrier();
+    const double fetch_add = mean_us(iterations, [&] {
+      iso::isochron iso(node);
+      iso::value<std::int64_t> old = iso.fetch_add(counter, 1);
+      iso.end();
+      check(old.get());
+    });
+    node.barrier();
+    const double sched_assign = mean_us(iterations, [&] {
+      iso::value<std::int64_t> old;
+      {
+        iso::isochron iso(node);
+        old = iso.read(counter);
+        iso.sched(counter);
+      }
+      iso::isochron iso(node);
+      iso.assign(counter, old.get() + 1);
+      check(old.get());
+    });
+    if (node.id() == 0) {
+      std::printf("all_fetch_add_us %.4f\nall_sched_assign_us %.4f\n", fetch_add, sched_assign);
+      std::fflush(stdout);
+    }
+  }
+  node.barrier();
+  iso::isochron look(node);
+  iso::value<std::int64_t> last = look.read(counter);
+  look.end();
+  wrong += last.get() != std::int64_t{2} * node.count() * repetitions * iterations;
+  if (wrong != 0) {
+    std::fprintf(stderr, "atomic-bench: node %u saw %lld wrong values of the shared counter\n",
+                 node.id(), static_cast<long long>(wrong));
+    std::exit(1);
+  }
+}
+
 void worker(iso::node& node, int repetitions, int iterations) {
   pin(node.id());
   auto remote = node.allocate<std::int64_t>(1, iso::placement::on(1))[0];
@@ -80,10 +132,12 @@ void worker(iso::node& node, int repetitions, int iterations) {
   const quad written = allocate_quad(node);
   // A copy on every node: every server reads it locally.
   auto done = node.allocate<std::int64_t>(1, iso::placement::everywhere())[0];
+  auto shared_counter = node.allocate<std::int64_t>(1, iso::placement::on(1))[0];
   node.barrier();
   if (node.id() != 0) {
     iso::bench::serve_until(node, done);
     node.barrier();
+    every_node_increments(node, shared_counter, repetitions, iterations);
     return;
   }
   std::int64_t expected = 0;       // the next old value of `remote`
@@ -176,6 +230,7 @@ void worker(iso::node& node, int repetitions, int iterations) {
   }
   iso::bench::set_done(node, done);
   node.barrier();
+  every_node_increments(node, shared_counter, repetitions, iterations);
 }
 
 void print_table(int processes, iso::bench::sample_table& ours, iso::bench::sample_table& peer) {
@@ -195,6 +250,11 @@ void print_table(int processes, iso::bench::sample_table& ours, iso::bench::samp
   iso::bench::print_row("4 vars: read+sched / assign", summarize(ours["sched_assign4_us"]), fadd4);
   iso::bench::print_row("4 vars: write, streamed", summarize(ours["write4_stream_us"]), put4);
   iso::bench::print_row("4 vars: write + quiesce", summarize(ours["write4_quiesce_us"]), put4);
+  const std::optional<iso::bench::summary> fadd_all = summarize(peer["shmem_atomic_fadd_all_us"]);
+  iso::bench::print_row("counter, every node: fetch_add", summarize(ours["all_fetch_add_us"]),
+                        fadd_all);
+  iso::bench::print_row("counter, every node: read+sched", summarize(ours["all_sched_assign_us"]),
+                        fadd_all);
 }
 
 }  // namespace

@@ -14,6 +14,10 @@
 //   shmem_lock_fadd4_us  set_lock, 4 fetch-adds, quiet, clear_lock (a read-modify-write)
 //   shmem_lock_put4_us   set_lock, 4 puts, quiet, clear_lock (a blind write)
 //
+// Then every PE increments PE 1's counter at once, the same number of times, as a counter
+// that every process updates is used; PE 0 times its own increments:
+//   shmem_atomic_fadd_all_us  shmem_atomic_fetch_add on PE 1, by every PE at once
+//
 // With --sizes it also times shmem_getmem, and shmem_putmem + shmem_quiet, of 8, 64, 512,
 // 4096, 32768 and 65536 bytes to PE 1 ("shmem_getmem_us <bytes> ...",
 // "shmem_putmem_quiet_us <bytes> ...", for order-bench).
@@ -69,6 +73,7 @@ struct sym_area {
   struct padded_long read_value;
   struct padded_long write_value;
   struct padded_long counter;
+  struct padded_long counter_all;  // incremented by every PE at once
   struct padded_long done;
   struct padded_long slots[max_k];
   struct padded_long lock;         // shmem_set_lock's word: zero before first use
@@ -82,6 +87,7 @@ struct run_config {
   int reps;
   double warm_ns;    // the warm-up runs at least this long; its last loop sizes the repetitions
   double target_ns;  // how long one timed repetition should last
+  long all_iters;    // each PE's increments per repetition of shmem_atomic_fadd_all_us
 };
 
 struct summary {
@@ -291,8 +297,37 @@ static int run_measurements(struct sym_area* area, const struct run_config* cfg)
   return ok;
 }
 
+// Every PE's part of shmem_atomic_fadd_all_us; only PE 0 reports. Returns 1 unless PE 0's
+// figure could not be verified: the counter must end at every PE's increments, and the
+// values PE 0 fetched must rise.
+static int measure_every_pe(struct sym_area* area, const struct run_config* cfg, int me) {
+  double per_op_us[full_reps];
+  long previous = -1;
+  int rising = 1;
+  for (int r = 0; r < cfg->reps; ++r) {
+    shmem_barrier_all();
+    double start = now_ns();
+    for (long i = 0; i < cfg->all_iters; ++i) {
+      long old = fetch_add(&area->counter_all.value, 1, target_pe);
+      rising &= old > previous;
+      previous = old;
+    }
+    per_op_us[r] = (now_ns() - start) / (double)cfg->all_iters / 1e3;
+  }
+  shmem_barrier_all();
+  if (me != measurer_pe) return 1;
+  qsort(per_op_us, (size_t)cfg->reps, sizeof per_op_us[0], compare_doubles);
+  struct summary s = {.median_us = per_op_us[cfg->reps / 2],
+                      .min_us = per_op_us[0],
+                      .max_us = per_op_us[cfg->reps - 1]};
+  long expected = (long)n_pes * cfg->all_iters * cfg->reps;
+  return report(rising && read_target(&area->counter_all.value) == expected,
+                "shmem_atomic_fadd_all_us", 0, &s);
+}
+
 static int parse_args(int argc, char** argv, struct run_config* cfg) {
-  *cfg = (struct run_config){.sizes = 0, .reps = full_reps, .warm_ns = 20e6, .target_ns = 20e6};
+  *cfg = (struct run_config){
+      .sizes = 0, .reps = full_reps, .warm_ns = 20e6, .target_ns = 20e6, .all_iters = 1000000};
   for (int i = 1; i < argc; ++i) {
     if (strcmp(argv[i], "--sizes") == 0) {
       cfg->sizes = 1;
@@ -302,6 +337,7 @@ static int parse_args(int argc, char** argv, struct run_config* cfg) {
     cfg->reps = quick_reps;
     cfg->warm_ns = 2e6;
     cfg->target_ns = 2e6;
+    cfg->all_iters = 100000;
   }
   return 1;
 }
@@ -344,6 +380,7 @@ int main(int argc, char** argv) {
     shmem_long_wait_until(&area->done.value, SHMEM_CMP_EQ, 1);
   }
   shmem_barrier_all();
+  ok &= measure_every_pe(area, &cfg, me);
   shmem_free(area);
   shmem_finalize();
   return ok ? 0 : 1;
