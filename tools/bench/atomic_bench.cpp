@@ -21,10 +21,13 @@
 //   4 vars: write + quiesce:  the same, each isochron followed by node.quiesce() (executed
 //                             everywhere), what a quiet waits for;
 //                             both against set_lock + 4 puts + quiet + clear_lock.
-// Then every node increments one counter at once (its copy on node 1), the same number of
-// times, as a counter that every process updates is used; node 0 times its own increments:
-//   counter, every node: fetch_add / read+sched / assign
-//                             against shmem_atomic_fetch_add on PE 1 by every PE at once.
+// Then every node updates at once, the same number of times, as a counter or a reservation
+// that every process updates is used; node 0 times its own updates:
+//   counter, every node: fetch_add / read+sched / assign, of one counter on node 1,
+//                             against shmem_atomic_fetch_add on PE 1 by every PE at once;
+//   4 vars, every node:  the same of the four variables at once (variable i on node
+//                             i % nodes), against set_lock + 4 fetch-adds + quiet +
+//                             clear_lock by every PE at once.
 //
 //   build/bin/atomic-bench            # drives: isorun -n 2 and -n 4, oshrun for the peer
 //   build/bin/atomic-bench --quick    # fewer repetitions
@@ -33,10 +36,13 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <span>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/strings/str_format.h"
 #include "iso/iso.hpp"
@@ -76,52 +82,74 @@ quad allocate_quad(iso::node& node) {
   return q;
 }
 
-// Every node increments `counter` `iterations` times per repetition, by a fetch_add
-// isochron and then by read + sched / assign; node 0 prints its mean per increment. The
-// values one node fetches must rise, and the counter must end at every node's increments.
-void every_node_increments(iso::node& node, iso::shared_var<std::int64_t> counter,
-                           int repetitions, int iterations) {
+// Every node increments each of `vars` (together, in one isochron) `iterations` times per
+// repetition, by fetch_adds and then by read + sched / assign; node 0 prints its mean per
+// update as `<name>_fetch_add_us` and `<name>_sched_assign_us`. The values one isochron
+// fetches must be equal (it is atomic), those one node fetches must rise, and every
+// variable must end at every node's updates.
+void every_node_updates(iso::node& node, std::span<const iso::shared_var<std::int64_t>> vars,
+                        const char* name, int repetitions, int iterations) {
   std::int64_t previous = -1;
   std::int64_t wrong = 0;
-  const auto check = [&](std::int64_t old) {
-    wrong += old <= previous;
-    previous = old;
+  std::vector<iso::value<std::int64_t>> old(vars.size());
+  const auto check = [&] {
+    for (const iso::value<std::int64_t>& o : old) wrong += o.get() != old.front().get();
+    wrong += old.front().get() <= previous;
+    previous = old.front().get();
   };
   for (int rep = 0; rep < repetitions; ++rep) {
     node.barrier();
     const double fetch_add = mean_us(iterations, [&] {
       iso::isochron iso(node);
-      iso::value<std::int64_t> old = iso.fetch_add(counter, 1);
+      for (std::size_t v = 0; v < vars.size(); ++v) old[v] = iso.fetch_add(vars[v], 1);
       iso.end();
-      check(old.get());
+      check();
     });
     node.barrier();
     const double sched_assign = mean_us(iterations, [&] {
-      iso::value<std::int64_t> old;
       {
         iso::isochron iso(node);
-        old = iso.read(counter);
-        iso.sched(counter);
+        for (std::size_t v = 0; v < vars.size(); ++v) {
+          old[v] = iso.read(vars[v]);
+          iso.sched(vars[v]);
+        }
       }
       iso::isochron iso(node);
-      iso.assign(counter, old.get() + 1);
-      check(old.get());
+      for (std::size_t v = 0; v < vars.size(); ++v) iso.assign(vars[v], old[v].get() + 1);
+      check();
     });
     if (node.id() == 0) {
-      std::printf("all_fetch_add_us %.4f\nall_sched_assign_us %.4f\n", fetch_add, sched_assign);
+      std::printf("%s_fetch_add_us %.4f\n%s_sched_assign_us %.4f\n", name, fetch_add, name,
+                  sched_assign);
       std::fflush(stdout);
     }
   }
   node.barrier();
   iso::isochron look(node);
-  iso::value<std::int64_t> last = look.read(counter);
+  for (std::size_t v = 0; v < vars.size(); ++v) old[v] = look.read(vars[v]);
   look.end();
-  wrong += last.get() != std::int64_t{2} * node.count() * repetitions * iterations;
+  for (const iso::value<std::int64_t>& last : old) {
+    wrong += last.get() != std::int64_t{2} * node.count() * repetitions * iterations;
+  }
   if (wrong != 0) {
-    std::fprintf(stderr, "atomic-bench: node %u saw %lld wrong values of the shared counter\n",
-                 node.id(), static_cast<long long>(wrong));
+    std::fprintf(stderr, "atomic-bench: node %u saw %lld wrong values of %s\n", node.id(),
+                 static_cast<long long>(wrong), name);
     std::exit(1);
   }
+}
+
+// The figures of every node updating at once: a counter on node 1, then four variables.
+struct updated_by_all {
+  explicit updated_by_all(iso::node& node)
+      : counter(node.allocate<std::int64_t>(1, iso::placement::on(1))[0]),
+        four(allocate_quad(node)) {}
+  iso::shared_var<std::int64_t> counter;
+  quad four;
+};
+
+void every_node(iso::node& node, const updated_by_all& vars, int repetitions, int iterations) {
+  every_node_updates(node, std::span(&vars.counter, 1), "all", repetitions, iterations);
+  every_node_updates(node, vars.four, "all4", repetitions, iterations);
 }
 
 void worker(iso::node& node, int repetitions, int iterations) {
@@ -132,12 +160,12 @@ void worker(iso::node& node, int repetitions, int iterations) {
   const quad written = allocate_quad(node);
   // A copy on every node: every server reads it locally.
   auto done = node.allocate<std::int64_t>(1, iso::placement::everywhere())[0];
-  auto shared_counter = node.allocate<std::int64_t>(1, iso::placement::on(1))[0];
+  const updated_by_all by_all(node);
   node.barrier();
   if (node.id() != 0) {
     iso::bench::serve_until(node, done);
     node.barrier();
-    every_node_increments(node, shared_counter, repetitions, iterations);
+    every_node(node, by_all, repetitions, iterations);
     return;
   }
   std::int64_t expected = 0;       // the next old value of `remote`
@@ -230,7 +258,7 @@ void worker(iso::node& node, int repetitions, int iterations) {
   }
   iso::bench::set_done(node, done);
   node.barrier();
-  every_node_increments(node, shared_counter, repetitions, iterations);
+  every_node(node, by_all, repetitions, iterations);
 }
 
 void print_table(int processes, iso::bench::sample_table& ours, iso::bench::sample_table& peer) {
@@ -255,6 +283,11 @@ void print_table(int processes, iso::bench::sample_table& ours, iso::bench::samp
                         fadd_all);
   iso::bench::print_row("counter, every node: read+sched", summarize(ours["all_sched_assign_us"]),
                         fadd_all);
+  const std::optional<iso::bench::summary> fadd4_all = summarize(peer["shmem_lock_fadd4_all_us"]);
+  iso::bench::print_row("4 vars, every node: fetch_add", summarize(ours["all4_fetch_add_us"]),
+                        fadd4_all);
+  iso::bench::print_row("4 vars, every node: read+sched", summarize(ours["all4_sched_assign_us"]),
+                        fadd4_all);
 }
 
 }  // namespace

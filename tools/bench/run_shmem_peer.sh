@@ -79,7 +79,7 @@ timeout --kill-after=10 120 oshrun -n "$pes" "${placement[@]}" \
   "$peer" "${quick[@]}" "${sizes[@]}" </dev/null >"$work/out" 2>"$work/err"
 status=$?
 
-grep -E '^(shmem_g_us|shmem_p_quiet_us|shmem_p_quiet_k_us|shmem_atomic_fadd_us|shmem_atomic_fadd_all_us|shmem_lock_fadd4_us|shmem_lock_put4_us|shmem_getmem_us|shmem_putmem_quiet_us) ' \
+grep -E '^(shmem_g_us|shmem_p_quiet_us|shmem_p_quiet_k_us|shmem_atomic_fadd_us|shmem_atomic_fadd_all_us|shmem_lock_fadd4_us|shmem_lock_fadd4_all_us|shmem_lock_put4_us|shmem_getmem_us|shmem_putmem_quiet_us) ' \
   "$work/out" >"$work/results"
 cat "$work/results"
 

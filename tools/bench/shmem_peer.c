@@ -14,9 +14,10 @@
 //   shmem_lock_fadd4_us  set_lock, 4 fetch-adds, quiet, clear_lock (a read-modify-write)
 //   shmem_lock_put4_us   set_lock, 4 puts, quiet, clear_lock (a blind write)
 //
-// Then every PE increments PE 1's counter at once, the same number of times, as a counter
-// that every process updates is used; PE 0 times its own increments:
+// Then every PE updates at once, the same number of times, as a counter or a reservation
+// that every process updates is used; PE 0 times its own updates:
 //   shmem_atomic_fadd_all_us  shmem_atomic_fetch_add on PE 1, by every PE at once
+//   shmem_lock_fadd4_all_us   set_lock, 4 fetch-adds, quiet, clear_lock, by every PE at once
 //
 // With --sizes it also times shmem_getmem, and shmem_putmem + shmem_quiet, of 8, 64, 512,
 // 4096, 32768 and 65536 bytes to PE 1 ("shmem_getmem_us <bytes> ...",
@@ -74,6 +75,7 @@ struct sym_area {
   struct padded_long write_value;
   struct padded_long counter;
   struct padded_long counter_all;  // incremented by every PE at once
+  struct padded_long quad_all[4];  // the four-variable fetch-adds by every PE at once
   struct padded_long done;
   struct padded_long slots[max_k];
   struct padded_long lock;         // shmem_set_lock's word: zero before first use
@@ -166,16 +168,20 @@ static void loop_fetch_add(struct sym_area* area, long iters, int k) {
   sink = sum;
 }
 
-static void loop_lock_fetch_add4(struct sym_area* area, long iters, int k) {
-  (void)k;
+static void lock_fetch_add4(struct sym_area* area, struct padded_long* quad, long iters) {
   long sum = 0;
   for (long i = 0; i < iters; ++i) {
     shmem_set_lock(&area->lock.value);
-    for (int v = 0; v < 4; ++v) sum += fetch_add(&area->quad[v].value, 1, v % n_pes);
+    for (int v = 0; v < 4; ++v) sum += fetch_add(&quad[v].value, 1, v % n_pes);
     shmem_quiet();
     shmem_clear_lock(&area->lock.value);
   }
   sink = sum;
+}
+
+static void loop_lock_fetch_add4(struct sym_area* area, long iters, int k) {
+  (void)k;
+  lock_fetch_add4(area, area->quad, iters);
 }
 
 static void loop_lock_put4(struct sym_area* area, long iters, int k) {
@@ -297,32 +303,58 @@ static int run_measurements(struct sym_area* area, const struct run_config* cfg)
   return ok;
 }
 
-// Every PE's part of shmem_atomic_fadd_all_us; only PE 0 reports. Returns 1 unless PE 0's
-// figure could not be verified: the counter must end at every PE's increments, and the
-// values PE 0 fetched must rise.
-static int measure_every_pe(struct sym_area* area, const struct run_config* cfg, int me) {
+// The values PE 0 fetched in shmem_atomic_fadd_all_us must rise.
+static long all_previous = -1;
+static int all_rising = 1;
+
+static void loop_fetch_add_all(struct sym_area* area, long iters, int k) {
+  (void)k;
+  for (long i = 0; i < iters; ++i) {
+    long old = fetch_add(&area->counter_all.value, 1, target_pe);
+    all_rising &= old > all_previous;
+    all_previous = old;
+  }
+}
+
+static void loop_lock_fetch_add4_all(struct sym_area* area, long iters, int k) {
+  (void)k;
+  lock_fetch_add4(area, area->quad_all, iters);
+}
+
+// Every PE runs `loop` `iters` times per repetition, all at once; PE 0 times its own and
+// gets the summary.
+static void measure_every_pe(op_loop loop, struct sym_area* area, long iters,
+                             const struct run_config* cfg, struct summary* out) {
   double per_op_us[full_reps];
-  long previous = -1;
-  int rising = 1;
   for (int r = 0; r < cfg->reps; ++r) {
     shmem_barrier_all();
-    double start = now_ns();
-    for (long i = 0; i < cfg->all_iters; ++i) {
-      long old = fetch_add(&area->counter_all.value, 1, target_pe);
-      rising &= old > previous;
-      previous = old;
-    }
-    per_op_us[r] = (now_ns() - start) / (double)cfg->all_iters / 1e3;
+    per_op_us[r] = time_loop_ns(loop, area, iters, 0) / (double)iters / 1e3;
   }
   shmem_barrier_all();
-  if (me != measurer_pe) return 1;
   qsort(per_op_us, (size_t)cfg->reps, sizeof per_op_us[0], compare_doubles);
-  struct summary s = {.median_us = per_op_us[cfg->reps / 2],
-                      .min_us = per_op_us[0],
-                      .max_us = per_op_us[cfg->reps - 1]};
-  long expected = (long)n_pes * cfg->all_iters * cfg->reps;
-  return report(rising && read_target(&area->counter_all.value) == expected,
-                "shmem_atomic_fadd_all_us", 0, &s);
+  *out = (struct summary){.median_us = per_op_us[cfg->reps / 2],
+                          .min_us = per_op_us[0],
+                          .max_us = per_op_us[cfg->reps - 1],
+                          .total_ops = (long)n_pes * iters * cfg->reps,
+                          .rep_iters = iters};
+}
+
+// Every PE's part of the figures of every PE at once; only PE 0 reports. Returns 1 unless
+// one of PE 0's figures could not be verified.
+static int run_every_pe(struct sym_area* area, const struct run_config* cfg, int me) {
+  struct summary s;
+  int ok = 1;
+  measure_every_pe(loop_fetch_add_all, area, cfg->all_iters, cfg, &s);
+  if (me == measurer_pe) {
+    ok &= report(all_rising && read_target(&area->counter_all.value) == s.total_ops,
+                 "shmem_atomic_fadd_all_us", 0, &s);
+  }
+  // A lock passed between PEs costs microseconds, not tens of nanoseconds.
+  measure_every_pe(loop_lock_fetch_add4_all, area, cfg->all_iters / 100, cfg, &s);
+  if (me == measurer_pe) {
+    ok &= report(quad_holds(area->quad_all, s.total_ops), "shmem_lock_fadd4_all_us", 0, &s);
+  }
+  return ok;
 }
 
 static int parse_args(int argc, char** argv, struct run_config* cfg) {
@@ -380,7 +412,7 @@ int main(int argc, char** argv) {
     shmem_long_wait_until(&area->done.value, SHMEM_CMP_EQ, 1);
   }
   shmem_barrier_all();
-  ok &= measure_every_pe(area, &cfg, me);
+  ok &= run_every_pe(area, &cfg, me);
   shmem_free(area);
   shmem_finalize();
   return ok ? 0 : 1;
