@@ -6,7 +6,8 @@
 //   receiver: ticket = prepare_sleep(); if (nothing pending) sleep(ticket, timeout);
 //   finish_sleep(); sender:   publish the packet; ring(): a full fence, then a futex wake only if
 //   someone sleeps.
-// The fast path of a sender is one fence and one load of a line that rarely changes.
+// The fast path of a sender is one fence and one load of a line that rarely changes (see
+// `idle` for jobs with more nodes than cores).
 #pragma once
 
 #include <atomic>
@@ -19,9 +20,12 @@ namespace iso::comm {
 struct alignas(64) doorbell {
   std::atomic<std::uint32_t> sequence{0};
   std::atomic<std::uint32_t> sleepers{0};
-  // Nonzero while the node this bell belongs to waits with nothing to do (it sleeps, or
-  // polls only for what others send it); its host's other nodes read it to tell whether a
-  // core would go unused if they polled instead of sleeping (transport::busy_neighbours).
+  // Nonzero while the node this bell belongs to waits (in its runtime's wait loop, where it
+  // sleeps, or polls for what others send it); its host's other nodes read it to tell
+  // whether a core would go unused if they polled instead of sleeping
+  // (transport::busy_neighbours). Only nodes with more nodes than cores on their host write
+  // it, at each wait; they write `sleepers` at each sleep anyway, so the senders' line
+  // changes about as often as before there.
   std::atomic<std::uint32_t> idle{0};
 
   // Announces the intent to sleep; returns the ticket to pass to sleep().

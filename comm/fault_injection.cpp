@@ -58,8 +58,8 @@ class faulty_transport final : public transport {
   }
   void wake() override { inner_->wake(); }
   void announce_idle(bool idle) override { inner_->announce_idle(idle); }
-  [[nodiscard]] std::optional<std::uint32_t> busy_neighbours() const override {
-    return inner_->busy_neighbours();
+  [[nodiscard]] std::optional<std::uint32_t> busy_neighbours(std::uint32_t enough) const override {
+    return inner_->busy_neighbours(enough);
   }
   void defer_wakeups() override { inner_->defer_wakeups(); }
   void wake_deferred() override { inner_->wake_deferred(); }

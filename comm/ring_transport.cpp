@@ -135,9 +135,9 @@ void ring_transport::announce_idle(bool idle) {
   doorbells_[self()]->idle.store(idle ? 1 : 0, std::memory_order_relaxed);
 }
 
-std::optional<std::uint32_t> ring_transport::busy_neighbours() const {
+std::optional<std::uint32_t> ring_transport::busy_neighbours(std::uint32_t enough) const {
   std::uint32_t busy = 0;
-  for (node_id peer = 0; peer < size(); ++peer) {
+  for (node_id peer = 0; peer < size() && busy < enough; ++peer) {
     busy += peer != self() && doorbells_[peer]->idle.load(std::memory_order_relaxed) == 0;
   }
   return busy;

@@ -41,7 +41,7 @@ class ring_transport final : public transport {
   void wake_deferred() override;
   // Every node of a ring fabric is on this host.
   void announce_idle(bool idle) override;
-  [[nodiscard]] std::optional<std::uint32_t> busy_neighbours() const override;
+  [[nodiscard]] std::optional<std::uint32_t> busy_neighbours(std::uint32_t enough) const override;
   [[nodiscard]] transport_counters counters() const override { return counters_; }
 
  private:

@@ -154,8 +154,10 @@ class transport {
   // of its host to read in busy_neighbours(). The node's own thread only.
   virtual void announce_idle(bool idle) { (void)idle; }
   // How many other nodes of this host have not announced that they are idle (those not
-  // started yet, or gone, count as busy); nullopt where the backend cannot tell.
-  [[nodiscard]] virtual std::optional<std::uint32_t> busy_neighbours() const {
+  // started yet, or gone, count as busy), counted up to `enough` at most; nullopt where the
+  // backend cannot tell.
+  [[nodiscard]] virtual std::optional<std::uint32_t> busy_neighbours(std::uint32_t enough) const {
+    (void)enough;
     return std::nullopt;
   }
 

@@ -142,8 +142,8 @@ class engine final : private nic_context {
   // Inline mode: whether the host waits with nothing to do, and how many other nodes of
   // this host do not (comm::transport::announce_idle, busy_neighbours).
   void announce_idle(bool idle) { transport_->announce_idle(idle); }
-  [[nodiscard]] std::optional<std::uint32_t> busy_neighbours() const {
-    return transport_->busy_neighbours();
+  [[nodiscard]] std::optional<std::uint32_t> busy_neighbours(std::uint32_t enough) const {
+    return transport_->busy_neighbours(enough);
   }
 
   // Host -> NIC: someone needs logical time to reach `pulse` (lazy time otherwise stands

@@ -36,9 +36,11 @@ enum class order_kind { sequencer, isotach };
 //   automatic: block when the job has more nodes than this machine gives it cores
 //          (isorun says so when it starts such a job), spin otherwise. Blocking so, a node
 //          polls and yields instead of sleeping while fewer of its host's other nodes are
-//          busy (not waiting themselves) than there are cores: then no node would run on
-//          the core it takes, and waking a sleeper costs each sender a system call. For
-//          half a millisecond without any traffic at most; then it sleeps.
+//          busy (not waiting themselves) than there are cores: the busy ones then have the
+//          cores they need, a yield hands the core to anything else that can run, and
+//          waking a sleeper costs each sender a system call. For half a millisecond
+//          without any traffic at most; then it sleeps. Not under a PMIx launcher (its
+//          nodes cannot see each other's waits) nor with a NIC thread (ISO_NIC=thread).
 enum class wait_mode { automatic, spin, block };
 
 // Whether a node's thread is bound to a core of its own. Unbound on a machine the job fills,

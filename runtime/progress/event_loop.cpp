@@ -172,7 +172,7 @@ absl::Status event_loop::wait_rounds(absl::FunctionRef<bool()> done) {
 }
 
 bool event_loop::core_to_spare() const {
-  const std::optional<std::uint32_t> busy = nic_.busy_neighbours();
+  const std::optional<std::uint32_t> busy = nic_.busy_neighbours(policy_.spare_cores);
   return busy.has_value() && *busy < policy_.spare_cores;
 }
 

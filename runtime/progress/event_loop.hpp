@@ -71,11 +71,15 @@ class fiber_switch {
 // and yielding may hand it to any other process of the machine; there a node sleeps at
 // once, and its SIU stays active while it dozes (others wake it with the packets that need
 // it) so that its next isochron does not wait to unpark. Except while its host has a core
-// to spare: when fewer of the job's other nodes there are busy than it has cores, nobody
-// would run on the core a poll takes, and a sleeper costs each node that sends to it a
-// wake-up through the kernel (an interrupt to another core on a virtual machine). A
-// counter incremented by every node of 4 on 2 cores took 30 us per increment with every
-// waiting node asleep, 7 us with them polling and yielding.
+// to spare (spare_cores): when fewer of the job's other nodes there are busy than it has
+// cores, the job's busy nodes need no more cores than they have, and a sleeper costs each
+// node that sends to it a wake-up through the kernel (an interrupt to another core on a
+// virtual machine). Such a node yields at every idle round, so whatever else can run on
+// its core runs at once. A counter incremented by every node of 4 on 2 cores took 30 us
+// per increment with every waiting node asleep, 7 us with them polling and yielding. The
+// count is a hint: it knows neither where the nodes are bound nor other processes, and
+// every waiting node counts as idle, also one that polls (all may poll at once) and one
+// whose rounds run handlers and served calls.
 struct waiter_policy {
   int spin_polls = 256;   // idle rounds that only poll
   int yield_polls = 256;  // then idle rounds that yield the core before each poll

@@ -41,8 +41,11 @@ waiting_choice choose_waiting(iso::wait_mode mode, bool oversubscribed, bool nic
       break;
   }
   if (oversubscribed) {
-    return {waiter_policy::oversubscribed(cores),
-            cores > 0 ? "sleeps at once unless a core is spare: more nodes than cores"
+    // A node with a NIC thread waits on that thread's ring (event_loop::wait_rounds), never
+    // by polling the transport itself.
+    const std::uint32_t spare = nic_shares_core ? 0 : cores;
+    return {waiter_policy::oversubscribed(spare),
+            spare > 0 ? "sleeps at once unless a core is spare: more nodes than cores"
                       : "sleeps at once: more nodes than cores"};
   }
   if (nic_shares_core) {

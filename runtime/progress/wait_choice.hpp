@@ -5,8 +5,12 @@
 // none to spare) yields at once instead of polling: what it waits for comes through that
 // thread, which may share its core.
 //
-//   const bool over = job_oversubscribed(plan.env.oversubscribed, nodes, iso::usable_cores());
-//   event_loop loop(nic, choose_waiter_policy(opts.wait, over, false), job_status);
+// Except that `automatic`, where it sleeps so, polls and yields instead while its host has
+// a core to spare (waiter_policy::spare_cores).
+//
+//   const std::uint32_t cores = iso::usable_cores();
+//   const bool over = job_oversubscribed(plan.env.oversubscribed, nodes, cores);
+//   event_loop loop(nic, choose_waiter_policy(opts.wait, over, false, cores), job_status);
 #pragma once
 
 #include <cstdint>
@@ -42,8 +46,9 @@ struct waiting_choice {
 
 // The choice for `mode`; `automatic` blocks exactly when `oversubscribed`, except while
 // fewer of the host's other nodes are busy than its `cores` (then it polls and yields:
-// waiter_policy::spare_cores; 0 where the transport cannot tell), and otherwise yields
-// without polling first when `nic_shares_core`.
+// waiter_policy::spare_cores; pass 0 where the transport cannot tell; a node whose NIC
+// thread shares a core never does), and otherwise yields without polling first when
+// `nic_shares_core`.
 waiting_choice choose_waiting(iso::wait_mode mode, bool oversubscribed, bool nic_shares_core,
                               std::uint32_t cores);
 // Its policy alone.

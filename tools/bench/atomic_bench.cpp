@@ -317,8 +317,9 @@ int main(int argc, char** argv) {
   const bool have_peer = iso::bench::shmem_peer_built(bin);
   const int rounds = quick ? 1 : 3;
   std::printf(
-      "atomic-bench: node 0 measures, the others serve; 2 and 4 processes (shm), %d rounds x %d "
-      "repetitions, iso and OpenSHMEM alternating\n"
+      "atomic-bench: node 0 measures, the others serve (then every node updates at once, "
+      "node 0 measuring its own); 2 and 4 processes (shm), %d rounds x %d repetitions, iso "
+      "and OpenSHMEM alternating\n"
       "OpenSHMEM: counter: shmem_atomic_fetch_add on PE 1; 4 vars: set_lock + 4 fetch-adds (or "
       "puts) + quiet + clear_lock, variable i on PE i %% PEs\n",
       rounds, repetitions);

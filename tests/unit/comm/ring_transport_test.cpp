@@ -191,18 +191,21 @@ TEST(RingTransport, WaitReturnsWhenAPacketArrives) {
 // What the nodes of a host read to tell whether one of them may poll on a core the others
 // leave free (runtime's waiter_policy::spare_cores).
 TEST(RingTransport, EachNodeCountsTheOthersThatHaveNotAnnouncedTheyAreIdle) {
+  constexpr std::uint32_t kAll = 3;
   auto nodes = fabric(3, 1024);
-  for (const auto& node : nodes) EXPECT_EQ(node->busy_neighbours(), 2u);
+  for (const auto& node : nodes) EXPECT_EQ(node->busy_neighbours(kAll), 2u);
+  // Counting stops once it has found enough.
+  EXPECT_EQ(nodes[0]->busy_neighbours(1), 1u);
   nodes[1]->announce_idle(true);
-  EXPECT_EQ(nodes[0]->busy_neighbours(), 1u);
-  EXPECT_EQ(nodes[1]->busy_neighbours(), 2u);  // its own announcement is not counted
-  EXPECT_EQ(nodes[2]->busy_neighbours(), 1u);
+  EXPECT_EQ(nodes[0]->busy_neighbours(kAll), 1u);
+  EXPECT_EQ(nodes[1]->busy_neighbours(kAll), 2u);  // its own announcement is not counted
+  EXPECT_EQ(nodes[2]->busy_neighbours(kAll), 1u);
   nodes[0]->announce_idle(true);
   nodes[2]->announce_idle(true);
-  EXPECT_EQ(nodes[1]->busy_neighbours(), 0u);
+  EXPECT_EQ(nodes[1]->busy_neighbours(kAll), 0u);
   nodes[1]->announce_idle(false);
-  EXPECT_EQ(nodes[0]->busy_neighbours(), 1u);
-  EXPECT_EQ(nodes[1]->busy_neighbours(), 0u);
+  EXPECT_EQ(nodes[0]->busy_neighbours(kAll), 1u);
+  EXPECT_EQ(nodes[1]->busy_neighbours(kAll), 0u);
 }
 
 TEST(RingTransport, RejectsBadFabricShapes) {

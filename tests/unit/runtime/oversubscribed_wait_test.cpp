@@ -73,9 +73,11 @@ TEST(OversubscribedWait, AutomaticBlocksExactlyWhenOversubscribed) {
               absl::ZeroDuration());
     EXPECT_EQ(choose_waiter_policy(iso::wait_mode::block, false, shared, 2).yield_polls, 0);
     EXPECT_GT(choose_waiter_policy(iso::wait_mode::spin, true, shared, 2).yield_polls, 0);
-    // Only `automatic` polls on a core its host's other nodes leave free; asked to block,
-    // a node sleeps whatever the others do.
-    EXPECT_EQ(choose_waiter_policy(iso::wait_mode::automatic, true, shared, 2).spare_cores, 2u);
+    // Only `automatic` polls on a core its host's other nodes leave free, and not where a
+    // NIC thread shares its core (it waits on that thread); asked to block, a node sleeps
+    // whatever the others do.
+    EXPECT_EQ(choose_waiter_policy(iso::wait_mode::automatic, true, shared, 2).spare_cores,
+              shared ? 0u : 2u);
     EXPECT_EQ(choose_waiter_policy(iso::wait_mode::block, true, shared, 2).spare_cores, 0u);
     EXPECT_EQ(choose_waiter_policy(iso::wait_mode::automatic, false, shared, 2).spare_cores, 0u);
   }
@@ -224,14 +226,15 @@ TEST(OversubscribedWait, ANodeSleepsWhileAnotherNodeOfItsHostComputes) {
   const int status = iso::test::run_inproc(2, opts, [&](iso::node& node) {
     wait_as_on_one_core(node);
     iso::runtime::event_loop& loop = loop_of(node);
-    if (node.id() == 0) {
-      zero_sleeps = loop.sleeps();
-      zero = &loop;
-    }
     node.barrier();
     if (node.id() == 0) {
+      // Counted from here: a sleep in the barrier says nothing.
+      zero_sleeps = loop.sleeps();
+      zero = &loop;
       (void)node.receive();
       return;
+    }
+    while (zero.load() == nullptr) {
     }
     const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
     while (zero.load()->sleeps() == zero_sleeps.load() &&
@@ -243,6 +246,45 @@ TEST(OversubscribedWait, ANodeSleepsWhileAnotherNodeOfItsHostComputes) {
   });
   ASSERT_EQ(status, 0);
   EXPECT_TRUE(zero_slept.load()) << "node 0 polled for 20 s while node 1 computed on its core";
+}
+
+// Both nodes wait, and nothing travels: each has a core to spare, but polls for at most
+// spare_core_polling without work before it sleeps (a job that waits for something slow,
+// or for ever, must not burn the cores). Node 1 waits in the runtime until node 0 has
+// slept in its wait for node 1's message (or for at most 20 s).
+TEST(OversubscribedWait, ANodeWithACoreToSpareSleepsOnceNothingHasComeForAWhile) {
+  const one_core core;
+  ASSERT_TRUE(core.pinned());
+  iso::options opts;
+  opts.nic = iso::nic_mode::inline_poll;
+  std::atomic<iso::runtime::event_loop*> zero{nullptr};
+  std::atomic<std::uint64_t> zero_sleeps{0};
+  std::atomic<bool> zero_slept{false};
+  const int status = iso::test::run_inproc(2, opts, [&](iso::node& node) {
+    iso::runtime::event_loop& loop = loop_of(node);
+    iso::runtime::waiter_policy policy = iso::runtime::waiter_policy::oversubscribed(1);
+    policy.spare_core_polling = absl::Milliseconds(2);
+    policy.doze = absl::Milliseconds(5);  // so that node 1 looks again soon while it sleeps
+    loop.set_policy(policy);
+    node.barrier();
+    if (node.id() == 0) {
+      zero_sleeps = loop.sleeps();
+      zero = &loop;
+      (void)node.receive();
+      return;
+    }
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    const absl::Status waited = loop.wait_for([&] {
+      return (zero.load() != nullptr && zero.load()->sleeps() != zero_sleeps.load()) ||
+             std::chrono::steady_clock::now() >= give_up;
+    });
+    EXPECT_TRUE(waited.ok()) << waited;
+    zero_slept = zero.load() != nullptr && zero.load()->sleeps() != zero_sleeps.load();
+    const std::byte one{1};
+    node.send(0, std::span(&one, 1));
+  });
+  ASSERT_EQ(status, 0);
+  EXPECT_TRUE(zero_slept.load()) << "node 0 polled for 20 s with nothing to do";
 }
 
 }  // namespace
