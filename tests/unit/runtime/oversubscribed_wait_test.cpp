@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 
 #include "iso/iso.hpp"
 #include "runtime/node_state.hpp"
@@ -174,6 +175,33 @@ void wait_as_on_one_core(iso::node& node) {
   loop_of(node).set_policy(policy);
 }
 
+// Node 0 of the tests below that watch its sleeps: it waits for node 1's message, and
+// node 1 watches for its sleeps meanwhile.
+class message_waiter {
+ public:
+  // Node 0: counts its sleeps from now on (a sleep in an earlier barrier says nothing),
+  // then waits for node 1's message.
+  void wait_for_message(iso::node& node) {
+    sleeps_then_ = loop_of(node).sleeps();
+    loop_ = &loop_of(node);
+    (void)node.receive();
+  }
+  // Node 1: whether node 0 has slept since it began to wait.
+  [[nodiscard]] bool slept() const {
+    const iso::runtime::event_loop* loop = loop_.load();
+    return loop != nullptr && loop->sleeps() != sleeps_then_.load();
+  }
+
+ private:
+  std::atomic<iso::runtime::event_loop*> loop_{nullptr};
+  std::atomic<std::uint64_t> sleeps_then_{0};
+};
+
+void send_byte(iso::node& node, iso::node_id to) {
+  const std::byte one{1};
+  node.send(to, std::span(&one, 1));
+}
+
 // Node 1 increments a counter whose only copy is node 0's, which waits for a message all
 // along: each increment waits for node 0's NIC, and node 0 waits for node 1's packets. On
 // one core, a node that slept as soon as it found nothing to do would sleep at least once
@@ -202,8 +230,7 @@ TEST(OversubscribedWait, ANodePollsInsteadOfSleepingWhileEveryOtherNodeOfItsHost
       if (old.get() != i) ++wrong;
     }
     sleeps = static_cast<std::int64_t>(loop_of(node).sleeps() - before);
-    const std::byte one{1};
-    node.send(0, std::span(&one, 1));
+    send_byte(node, 0);
   });
   ASSERT_EQ(status, 0);
   EXPECT_EQ(wrong.load(), 0);
@@ -212,79 +239,64 @@ TEST(OversubscribedWait, ANodePollsInsteadOfSleepingWhileEveryOtherNodeOfItsHost
       << "node 1 slept while the only other node of its host waited too";
 }
 
-// Node 1 computes, without calling the runtime, until node 0 has gone to sleep in its wait
-// for node 1's message (or for at most 20 s): a busy node leaves no core to spare, so node 0
-// must sleep at once rather than poll on the core node 1 needs.
-TEST(OversubscribedWait, ANodeSleepsWhileAnotherNodeOfItsHostComputes) {
+// A job of two on one core: node 0 waits for a message from node 1, which first runs
+// `until_zero_slept` (given 20 s to see node 0 sleep). Both nodes take their waiter policy
+// from `set_policy`. Returns whether node 0 slept in its wait before the message came.
+bool node_zero_sleeps_while(
+    const std::function<void(iso::node&)>& set_policy,
+    const std::function<void(iso::node&, const message_waiter&,
+                             std::chrono::steady_clock::time_point)>& until_zero_slept) {
   const one_core core;
-  ASSERT_TRUE(core.pinned());
+  EXPECT_TRUE(core.pinned());
   iso::options opts;
   opts.nic = iso::nic_mode::inline_poll;
-  std::atomic<iso::runtime::event_loop*> zero{nullptr};
-  std::atomic<std::uint64_t> zero_sleeps{0};
+  message_waiter zero;
   std::atomic<bool> zero_slept{false};
   const int status = iso::test::run_inproc(2, opts, [&](iso::node& node) {
-    wait_as_on_one_core(node);
-    iso::runtime::event_loop& loop = loop_of(node);
+    set_policy(node);
     node.barrier();
     if (node.id() == 0) {
-      // Counted from here: a sleep in the barrier says nothing.
-      zero_sleeps = loop.sleeps();
-      zero = &loop;
-      (void)node.receive();
+      zero.wait_for_message(node);
       return;
     }
-    while (zero.load() == nullptr) {
-    }
-    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (zero.load()->sleeps() == zero_sleeps.load() &&
-           std::chrono::steady_clock::now() < give_up) {
-    }
-    zero_slept = zero.load()->sleeps() != zero_sleeps.load();
-    const std::byte one{1};
-    node.send(0, std::span(&one, 1));
+    until_zero_slept(node, zero, std::chrono::steady_clock::now() + std::chrono::seconds(20));
+    zero_slept = zero.slept();
+    send_byte(node, 0);
   });
-  ASSERT_EQ(status, 0);
-  EXPECT_TRUE(zero_slept.load()) << "node 0 polled for 20 s while node 1 computed on its core";
+  EXPECT_EQ(status, 0);
+  return zero_slept.load();
+}
+
+// Node 1 computes, without calling the runtime, until node 0 has gone to sleep in its wait
+// (or for at most 20 s): a busy node leaves no core to spare, so node 0 must sleep at once
+// rather than poll on the core node 1 needs.
+TEST(OversubscribedWait, ANodeSleepsWhileAnotherNodeOfItsHostComputes) {
+  EXPECT_TRUE(node_zero_sleeps_while(
+      wait_as_on_one_core,
+      [](iso::node&, const message_waiter& zero, std::chrono::steady_clock::time_point give_up) {
+        while (!zero.slept() && std::chrono::steady_clock::now() < give_up) {
+        }
+      }))
+      << "node 0 polled for 20 s while node 1 computed on its core";
 }
 
 // Both nodes wait, and nothing travels: each has a core to spare, but polls for at most
 // spare_core_polling without work before it sleeps (a job that waits for something slow,
 // or for ever, must not burn the cores). Node 1 waits in the runtime until node 0 has
-// slept in its wait for node 1's message (or for at most 20 s).
+// slept (or for at most 20 s).
 TEST(OversubscribedWait, ANodeWithACoreToSpareSleepsOnceNothingHasComeForAWhile) {
-  const one_core core;
-  ASSERT_TRUE(core.pinned());
-  iso::options opts;
-  opts.nic = iso::nic_mode::inline_poll;
-  std::atomic<iso::runtime::event_loop*> zero{nullptr};
-  std::atomic<std::uint64_t> zero_sleeps{0};
-  std::atomic<bool> zero_slept{false};
-  const int status = iso::test::run_inproc(2, opts, [&](iso::node& node) {
-    iso::runtime::event_loop& loop = loop_of(node);
+  const auto briefly = [](iso::node& node) {
     iso::runtime::waiter_policy policy = iso::runtime::waiter_policy::oversubscribed(1);
     policy.spare_core_polling = absl::Milliseconds(2);
     policy.doze = absl::Milliseconds(5);  // so that node 1 looks again soon while it sleeps
-    loop.set_policy(policy);
-    node.barrier();
-    if (node.id() == 0) {
-      zero_sleeps = loop.sleeps();
-      zero = &loop;
-      (void)node.receive();
-      return;
-    }
-    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    const absl::Status waited = loop.wait_for([&] {
-      return (zero.load() != nullptr && zero.load()->sleeps() != zero_sleeps.load()) ||
-             std::chrono::steady_clock::now() >= give_up;
-    });
+    loop_of(node).set_policy(policy);
+  };
+  EXPECT_TRUE(node_zero_sleeps_while(briefly, [](iso::node& node, const message_waiter& zero,
+                                                 std::chrono::steady_clock::time_point give_up) {
+    const absl::Status waited = loop_of(node).wait_for(
+        [&] { return zero.slept() || std::chrono::steady_clock::now() >= give_up; });
     EXPECT_TRUE(waited.ok()) << waited;
-    zero_slept = zero.load() != nullptr && zero.load()->sleeps() != zero_sleeps.load();
-    const std::byte one{1};
-    node.send(0, std::span(&one, 1));
-  });
-  ASSERT_EQ(status, 0);
-  EXPECT_TRUE(zero_slept.load()) << "node 0 polled for 20 s with nothing to do";
+  })) << "node 0 polled for 20 s with nothing to do";
 }
 
 }  // namespace
