@@ -140,9 +140,7 @@ absl::StatusOr<bool> engine::send_at_once(submission_kind kind, comm::node_id to
   if (kind == submission_kind::isochron || channel_.nic_has_submissions() || out_.has_backlog()) {
     return false;
   }
-  nic_service* service = submitters_[static_cast<std::size_t>(kind)];
-  ISO_CHECK(service != nullptr) << "host submission of kind " << static_cast<int>(kind)
-                                << ", which no NIC service takes";
+  nic_service* service = &submitter_of(kind);
   std::size_t total = 0;
   for (const comm::byte_span& piece : pieces) total += piece.size();
   // What the queue would hold, as host_submit() requires.
@@ -310,6 +308,13 @@ absl::Status engine::poll_once(bool& did_work) {
   return absl::OkStatus();
 }
 
+nic_service& engine::submitter_of(submission_kind kind) const {
+  nic_service* service = submitters_[static_cast<std::size_t>(kind)];
+  ISO_CHECK(service != nullptr) << "host submission of kind " << static_cast<int>(kind)
+                                << ", which no NIC service takes";
+  return *service;
+}
+
 absl::Status engine::take_submissions(bool& did_work) {
   // Most rounds of a waiting node find nothing submitted: they skip the wake-up deferral
   // and its cleanup, and the services' after_submissions(), which only follow a submission.
@@ -324,9 +329,7 @@ absl::Status engine::take_submissions(bool& did_work) {
   transport_->defer_wakeups();
   absl::Cleanup wake = [this] { transport_->wake_deferred(); };
   while (!out_.has_backlog() && channel_.nic_peek_submission(sub)) {
-    nic_service* service = submitters_[static_cast<std::size_t>(sub.kind)];
-    ISO_CHECK(service != nullptr) << "host submission of kind " << static_cast<int>(sub.kind)
-                                  << ", which no NIC service takes";
+    nic_service* service = &submitter_of(sub.kind);
     if (std::find(submitted_to_.begin(), submitted_to_.end(), service) == submitted_to_.end()) {
       submitted_to_.push_back(service);
     }

@@ -186,6 +186,8 @@ class engine final : private nic_context {
   [[nodiscard]] absl::Status handle_loopback(bool& progressed) override;
 
   [[nodiscard]] absl::Status poll_once(bool& did_work);
+  // The service that takes submissions of `kind`; every kind the host submits has one.
+  [[nodiscard]] nic_service& submitter_of(submission_kind kind) const;
   [[nodiscard]] absl::Status take_submissions(bool& did_work);
   [[nodiscard]] absl::Status handle_packet(comm::node_id source, comm::byte_span bytes);
   [[nodiscard]] const char* type_name(packet_type t) const;

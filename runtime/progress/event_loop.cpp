@@ -110,6 +110,11 @@ absl::Status event_loop::wait_rounds(absl::FunctionRef<bool()> done) {
   // Since when no round had work, once the node dozes. A doze's end is no sign of that: a
   // wake-up may come for a packet an earlier round already took.
   absl::Time quiet_since = absl::InfiniteFuture();
+  // How long that has been, counted from the first time it is asked since a round had work.
+  const auto quiet_for = [&quiet_since](absl::Time now) {
+    if (quiet_since == absl::InfiniteFuture()) quiet_since = now;
+    return now - quiet_since;
+  };
   // Whether this node has told its host that it waits (waiter_policy::spare_cores): from
   // the start, as a node that computes between short waits counts as busy only while it
   // computes.
@@ -135,9 +140,7 @@ absl::Status event_loop::wait_rounds(absl::FunctionRef<bool()> done) {
       continue;
     }
     if (announced) {
-      const absl::Time now = absl::Now();
-      if (quiet_since == absl::InfiniteFuture()) quiet_since = now;
-      if (now - quiet_since < policy_.spare_core_polling && core_to_spare()) {
+      if (quiet_for(absl::Now()) < policy_.spare_core_polling && core_to_spare()) {
         std::this_thread::yield();
         continue;
       }
@@ -153,10 +156,9 @@ absl::Status event_loop::wait_rounds(absl::FunctionRef<bool()> done) {
       // for closes too (engine::ring_host_on_close_for), not only for deliveries.
       nic_.channel().host_wait(longest, [this] { return nic_.time().closed <= closed_ran_; });
     } else if (policy_.doze > absl::ZeroDuration()) {
-      const absl::Time now = absl::Now();
-      if (quiet_since == absl::InfiniteFuture()) quiet_since = now;
-      if (now - quiet_since < policy_.doze) {
-        nic_.doze(std::min(longest, policy_.doze - (now - quiet_since)));
+      const absl::Duration quiet = quiet_for(absl::Now());
+      if (quiet < policy_.doze) {
+        nic_.doze(std::min(longest, policy_.doze - quiet));
       } else {
         nic_.wait(longest);  // parks first: nobody needed this node for a while
       }
