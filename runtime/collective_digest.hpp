@@ -27,6 +27,7 @@ class collective_digest {
     window = 4,
     ordered_group = 5,
     object = 6,
+    end_of_job = 7,
   };
 
   explicit collective_digest(kind k) { add(static_cast<std::uint64_t>(k)); }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "absl/base/attributes.h"
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
 #include "base/check.hpp"
@@ -167,19 +168,29 @@ std::unique_ptr<node> node_state::make_node(std::unique_ptr<node_state> state) {
 std::size_t node_state::max_message_size() const { return smm_.max_message_size(); }
 
 absl::Status node_state::barrier() {
-  if (absl::Status s = usable_outside_isochron("barrier()"); !s.ok()) return s;
+  return ordered_barrier(runtime::collective_digest::kind::barrier, "barrier()");
+}
+
+absl::Status node_state::end_barrier() {
+  // A digest of its own: a barrier() one node makes beyond the others' must not pass with
+  // their end of the job.
+  return ordered_barrier(runtime::collective_digest::kind::end_of_job,
+                         "the end-of-job barrier (the node's body returned, or iso_deinit)");
+}
+
+absl::Status node_state::ordered_barrier(runtime::collective_digest::kind kind, const char* call) {
+  if (absl::Status s = usable_for_collective(call); !s.ok()) return s;
   // Our own isochrons first: then our last stamp is known and final.
   if (absl::Status s = smm_.drain_issued(); !s.ok()) return s;
   boot_->publish_mark(smm_.last_stamp());
-  const std::uint64_t digest =
-      runtime::collective_digest(runtime::collective_digest::kind::barrier).add(agreement_).value();
-  if (absl::Status s = rendezvous(digest, "barrier()"); !s.ok()) return s;
+  const std::uint64_t digest = runtime::collective_digest(kind).add(agreement_).value();
+  if (absl::Status s = rendezvous(digest, call); !s.ok()) return s;
   // Everything issued before the barrier, by anyone, executes here before we leave.
   return smm_.sync_to(boot_->max_mark());
 }
 
 absl::Status node_state::quiet() {
-  if (absl::Status s = usable_outside_isochron("quiet()"); !s.ok()) return s;
+  if (absl::Status s = usable_for_collective("quiet()"); !s.ok()) return s;
   // One isochron with a fence to every other node; each answers when it executes it, by
   // then having executed everything this node issued before.
   std::vector<std::pair<node_id, runtime::read_slots::ticket>> fences;
@@ -247,6 +258,20 @@ absl::Status node_state::await_other_fibers_isochron() {
   return loop_.wait_for([this] { return isochron_owner_ == nullptr; });
 }
 
+absl::Status node_state::refuse_where_waits_are_forbidden(std::string_view what) const {
+  const char* inside = loop_.forbidden_inside();
+  if (inside == nullptr) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrFormat(
+      "%s inside %s on node %u: it may wait for other nodes, and this node may not wait there",
+      what, inside, id()));
+}
+
+absl::Status node_state::usable_for_collective(const char* what) {
+  if (absl::Status s = usable_outside_isochron(what); !s.ok()) return s;
+  // Before the call changes anything here: the other nodes would not make it.
+  return refuse_where_waits_are_forbidden(what);
+}
+
 absl::Status node_state::usable_outside_isochron(const char* what) {
   if (absl::Status s = health(); !s.ok()) return s;
   // Such calls may wait (running other fibers and rounds) or change an object.
@@ -263,6 +288,8 @@ absl::Status node_state::usable_outside_isochron(const char* what) {
 
 absl::StatusOr<std::uint64_t> node_state::allocate(std::uint64_t count, std::uint8_t width,
                                                    const runtime::copyset_rule& rule) {
+  // Before the pages are taken here: the other nodes would not take them.
+  if (absl::Status s = refuse_where_waits_are_forbidden("allocate()"); !s.ok()) return s;
   if (absl::Status s = await_other_fibers_isochron(); !s.ok()) return s;
   absl::StatusOr<std::uint64_t> first = smm_.allocate(count, width, rule);
   if (!first.ok()) return first;
@@ -282,12 +309,35 @@ absl::StatusOr<std::uint64_t> node_state::allocate(std::uint64_t count, std::uin
 }
 
 absl::Status node_state::rendezvous(std::uint64_t digest, std::string_view call) {
+  // Refused before arriving: an arrival cannot be taken back, and the others' barrier would
+  // pass with it.
+  if (absl::Status s = refuse_where_waits_are_forbidden(call); !s.ok()) return s;
+  // One at a time: the nodes count collective calls per node, and a second fiber's arrival
+  // before the first one's barrier passed would count as the node's next call there.
+  if (in_rendezvous_) {
+    if (absl::Status s = loop_.wait_for([this] { return !in_rendezvous_; }); !s.ok()) return s;
+  }
+  in_rendezvous_ = true;
+  absl::Cleanup done = [this] { in_rendezvous_ = false; };
+  std::optional<std::uint64_t> resumed;
+  if (unfinished_rendezvous_.has_value()) {
+    // This node's arrival at the one that ran out of time stands: only that very call may
+    // follow, and it waits for the same rendezvous.
+    if (unfinished_rendezvous_->digest != digest || unfinished_rendezvous_->call != call) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "%s on node %u: this node's %s ran out of time, and its arrival there stands (the "
+          "others meet it there); only that call may follow, to wait for them again",
+          call, id(), unfinished_rendezvous_->call));
+    }
+    resumed = unfinished_rendezvous_->ticket;
+    unfinished_rendezvous_.reset();
+  }
   // The barrier runs beside the NIC, not through it: what this host did to its windows
   // before it must happen before what the NIC does to them for others afterwards, and the
   // puts the NIC applied before must happen before this host's reads afterwards
   // (iso/window.hpp).
   store_service_->synchronize_with_host();
-  const std::uint64_t ticket = boot_->barrier_arrive(digest);
+  const std::uint64_t ticket = resumed.has_value() ? *resumed : boot_->barrier_arrive(digest);
   const absl::Time deadline = absl::Now() + absl::FromChrono(options_.barrier_timeout);
   absl::Status outcome;
   const runtime::event_loop::unannounced_wait unannounced(loop_);
@@ -303,9 +353,11 @@ absl::Status node_state::rendezvous(std::uint64_t digest, std::string_view call)
       for (node_id n = 0; n < count(); ++n) {
         if (!boot_->barrier_arrived(n, ticket)) absl::StrAppendFormat(&missing, " %u", n);
       }
-      outcome = absl::DeadlineExceededError(
-          absl::StrFormat("%s on node %u: node(s)%s did not arrive within %s", call, id(), missing,
-                          absl::FormatDuration(absl::FromChrono(options_.barrier_timeout))));
+      outcome = absl::DeadlineExceededError(absl::StrFormat(
+          "%s on node %u: node(s)%s did not arrive within %s (this node's arrival stands: "
+          "calling it again waits for them again)",
+          call, id(), missing, absl::FormatDuration(absl::FromChrono(options_.barrier_timeout))));
+      unfinished_rendezvous_ = unfinished_rendezvous{ticket, digest, std::string(call)};
       return true;
     }
     return false;

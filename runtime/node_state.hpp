@@ -6,6 +6,8 @@
 #include <atomic>
 #include <deque>
 #include <memory>
+#include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -15,6 +17,7 @@
 #include "iso/node.hpp"
 #include "nicfw/engine.hpp"
 #include "runtime/bootstrap/bootstrap.hpp"
+#include "runtime/collective_digest.hpp"
 #include "runtime/counters/fetch_add_client.hpp"
 #include "runtime/fabric/fabric.hpp"
 #include "runtime/fibers/fiber_scheduler.hpp"
@@ -124,6 +127,9 @@ class node_state {
   [[nodiscard]] absl::Status close_isochron();
   // Waits while another fiber of this node has an isochron open.
   [[nodiscard]] absl::Status await_other_fibers_isochron();
+  // FailedPrecondition, naming `what`, where this node may not wait (a message handler, an
+  // object operation's guard or body: event_loop::forbid_progress).
+  [[nodiscard]] absl::Status refuse_where_waits_are_forbidden(std::string_view what) const;
   // Whether the running fiber has an isochron open.
   [[nodiscard]] bool own_isochron_open() const {
     return isochron_owner_ != nullptr && isochron_owner_ == &fibers_.current();
@@ -136,9 +142,15 @@ class node_state {
   // A barrier that keeps this node serving others while it waits, and orders isotach
   // memory: every isochron issued anywhere before it has executed everywhere after it.
   [[nodiscard]] absl::Status barrier();
+  // barrier() as the job's end: a barrier() another node makes there disagrees with it.
+  [[nodiscard]] absl::Status end_barrier();
   // The barrier without the memory ordering: every node has arrived; serves others while
   // it waits. `digest` names the collective call this node makes there (`call`, for
   // messages; runtime/collective_digest.hpp): nodes that arrive with different ones fail.
+  // FailedPrecondition where this node may not wait (a message handler), before it arrives.
+  // DeadlineExceeded after options::barrier_timeout: the arrival stands (it cannot be taken
+  // back), and the next rendezvous, from any fiber, must be the same call, which waits for
+  // the same one. Fibers of the node take their turns.
   [[nodiscard]] absl::Status rendezvous(std::uint64_t digest, std::string_view call);
   // Collective allocation; returns once every node has made it, so no node can operate on
   // pages another does not know yet.
@@ -161,6 +173,9 @@ class node_state {
   // has failed, an isochron is open, or an object's state is being inspected
   // (FailedPrecondition naming `what`). Waits first while another fiber has one open.
   [[nodiscard]] absl::Status usable_outside_isochron(const char* what);
+  // usable_outside_isochron(), and not where this node may not wait: for collective calls
+  // (and quiet()), which every node must make alike, refused before they change anything.
+  [[nodiscard]] absl::Status usable_for_collective(const char* what);
   // Runs `op` (which adds one operation) in an isochron of its own.
   [[nodiscard]] absl::Status one_op_isochron(absl::FunctionRef<absl::Status()> op);
 
@@ -186,6 +201,10 @@ class node_state {
   }
 
  private:
+  // barrier() and end_barrier(): `kind` goes into the digest, `call` into messages.
+  [[nodiscard]] absl::Status ordered_barrier(runtime::collective_digest::kind kind,
+                                             const char* call);
+
   // First: the thread gets its processors back only once everything else is gone.
   runtime::thread_binding binding_;
   runtime::fabric_description fabric_;
@@ -198,6 +217,14 @@ class node_state {
   // What every node must agree on from the start (topology, memory layout settings); it
   // goes into every barrier's digest.
   std::uint64_t agreement_ = 0;
+  // A rendezvous that ran out of time, which this node arrived at.
+  struct unfinished_rendezvous {
+    std::uint64_t ticket;
+    std::uint64_t digest;
+    std::string call;
+  };
+  std::optional<unfinished_rendezvous> unfinished_rendezvous_;
+  bool in_rendezvous_ = false;  // a fiber of this node is in rendezvous()
   runtime::event_loop loop_;
   runtime::fiber_scheduler fibers_;
   // Units of the loop, in the order it ends a round: plain messages first, so that records

@@ -18,7 +18,7 @@ constexpr std::size_t kMaxWindowBytes = std::size_t{1} << 40;
 }  // namespace
 
 absl::StatusOr<counter> node_state::allocate_counter(node_id holder) {
-  if (absl::Status s = usable_outside_isochron("allocate_counter()"); !s.ok()) return s;
+  if (absl::Status s = usable_for_collective("allocate_counter()"); !s.ok()) return s;
   if (holder >= count()) {
     return absl::InvalidArgumentError(
         absl::StrFormat("allocate_counter(%u): the job has nodes 0..%u", holder, count() - 1));
@@ -63,7 +63,7 @@ absl::Status node_state::check_counter(const counter& c) const {
 }
 
 absl::StatusOr<window_id_and_size> node_state::register_window(std::size_t bytes) {
-  if (absl::Status s = usable_outside_isochron("register_window()"); !s.ok()) return s;
+  if (absl::Status s = usable_for_collective("register_window()"); !s.ok()) return s;
   if (bytes == 0) return absl::InvalidArgumentError("register_window(0): a window needs bytes");
   if (bytes > kMaxWindowBytes) {
     return absl::OutOfRangeError(absl::StrFormat(

@@ -278,7 +278,8 @@ void leave_job(node& self) {
     detail::throw_status(ended);
   }
   self.quiesce();  // everything this node issued has executed here
-  self.barrier();  // end: every node keeps serving the others until all are done
+  // End: every node keeps serving the others until all are done.
+  detail::throw_if_error(state.end_barrier());
   detail::node_state::of(self).leave();  // this process may end now: nobody needs it
 }
 

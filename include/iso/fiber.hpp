@@ -23,7 +23,9 @@
 // What a fiber may use: every operation of its node (iso/node.hpp), isochrons and shared
 // variables, ordered groups, fork (iso/fork.hpp). Collective calls (barrier, allocate,
 // allocate_counter, register_window, ordered_group's constructor) count per node, not per
-// fiber: one fiber of each node makes each of them, in the same order on every node.
+// fiber: one fiber of each node makes each of them, in the same order on every node. Where
+// two fibers of a node make them at once, they take turns: the second waits until the
+// first one's has passed.
 // Two fibers receiving messages take them in turn, each message once. A barrier orders
 // the isochrons its node issued before it was called: those another fiber issues while
 // the barrier waits may not be among them (join that fiber, or have it quiet(), first).

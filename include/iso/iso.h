@@ -166,9 +166,11 @@ int iso_node_count(void);
 /* iso_barrier: waits until every node has called iso_barrier as often as this one. Ordered:
  * every isochron any node issued before its barrier has executed on every node when
  * iso_barrier returns, so reads after it see the writes before it.
- * Blocks: until every node arrives (ISO_BARRIER_TIMEOUT_MS, then ISO_E_DEADLINE_EXCEEDED).
- * Returns: ISO_SUCCESS; ISO_E_FAILED_PRECONDITION outside iso_init .. iso_deinit or inside an
- *   isochron; ISO_E_ABORTED when another node failed. */
+ * Blocks: until every node arrives (ISO_BARRIER_TIMEOUT_MS, then ISO_E_DEADLINE_EXCEEDED:
+ *   this node's arrival stands, and calling iso_barrier again waits for the same barrier).
+ * Returns: ISO_SUCCESS; ISO_E_FAILED_PRECONDITION outside iso_init .. iso_deinit, inside an
+ *   isochron or a handler, or when the nodes made different collective calls there;
+ *   ISO_E_ABORTED when another node failed. */
 int iso_barrier(void);
 
 /* iso_poll: makes progress without blocking: executes what is due and serves the other

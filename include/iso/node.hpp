@@ -77,9 +77,14 @@ class node {
   // Waits until every node of the job has called barrier() as often as this one, serving
   // the other nodes meanwhile. It also orders isotach memory: every isochron any node
   // issued before the barrier has executed on every node when barrier() returns, so reads
-  // after it see writes before it. Throws iso::error: failed_precondition inside an open
-  // isochron (end it first), deadline_exceeded after options::barrier_timeout, aborted when
-  // another node failed, or this node's failure (see isochron::~isochron).
+  // after it see writes before it. Fibers of a node take turns: each call is one of the
+  // node's barriers. Throws iso::error: failed_precondition inside an open isochron (end it
+  // first) or a message handler, or when the nodes made different collective calls there
+  // (one node's barrier() against the others' end of the job, for one); deadline_exceeded
+  // after options::barrier_timeout, naming the nodes that did not arrive: this node's
+  // arrival stands, and calling barrier() again waits for the same barrier (any other
+  // collective call is then failed_precondition); aborted when another node failed, or
+  // this node's failure (see isochron::~isochron).
   void barrier();
 
   // Sends `bytes` to node `to` (which may be this node); the bytes are copied once and may

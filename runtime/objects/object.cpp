@@ -142,7 +142,7 @@ const operation* object_type::find(operation_id id) const {
 
 object::object(node& n, const object_type& type, const object_options& opts) {
   detail::node_state& state = detail::node_state::of(n);
-  detail::throw_if_error(state.usable_outside_isochron("object creation"));
+  detail::throw_if_error(state.usable_for_collective("object creation"));
   runtime::object_table& table = state.objects();
   id_ = detail::value_or_throw(table.create(type.shared(), opts));
   link_ = state.objects_link();
@@ -169,7 +169,7 @@ object object::attach(node& n, object_id id) {
 
 void register_object_type(node& n, const object_type& type) {
   detail::node_state& state = detail::node_state::of(n);
-  detail::throw_if_error(state.usable_outside_isochron("register_object_type"));
+  detail::throw_if_error(state.usable_for_collective("register_object_type"));
   const std::uint64_t digest = detail::value_or_throw(state.objects().register_type(type.shared()));
   detail::throw_if_error(state.rendezvous(digest, "register_object_type"));
 }

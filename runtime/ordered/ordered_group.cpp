@@ -89,7 +89,7 @@ ordered_group::ordered_group(node& n, std::span<const node_id> members)
 ordered_group::ordered_group(node& n, std::span<const node_id> members, order_kind order)
     : impl_(std::make_unique<impl>()) {
   detail::node_state& state = detail::node_state::of(n);
-  detail::throw_if_error(state.usable_outside_isochron("ordered_group"));
+  detail::throw_if_error(state.usable_for_collective("ordered_group"));
   impl_->members = detail::value_or_throw(check_members(members, state.count()));
   impl_->state = &state;
   impl_->order = order;
