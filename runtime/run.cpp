@@ -269,7 +269,7 @@ std::unique_ptr<node> make_node(fabric& fabric, std::uint32_t rank, const job_pl
 void leave_job(node& self) {
   // A fiber left running would be cut off mid-way, its work and its waits lost.
   detail::node_state& state = detail::node_state::of(self);
-  absl::Status ended = state.forks().await_served();  // processes of the job, as in Orca
+  absl::Status ended = state.forks().await_processes();  // processes of the job, as in Orca
   if (ended.ok()) ended = state.fibers().check_all_ended("the body returned");
   // A dropped write told to go out again must not leave with this node.
   if (ended.ok()) ended = state.settle_dropped_objects(/*leaving=*/true);

@@ -34,7 +34,8 @@
 // registering its procedures; node 0 runs main, the other nodes serve forks until main has
 // returned on node 0 and every process forked to them has ended. SPMD iso::run (every node
 // runs the body) is unchanged, and forks work there too: a body that returns waits (at most
-// options::barrier_timeout) for the processes forked to its node to end.
+// options::barrier_timeout) for the processes forked to its node to end, and for those it
+// forked and did not join; one of those that threw then fails the node, with its message.
 //
 // Shared objects, as Orca's fork(node, procedure, arguments, shared objects) had them: a
 // procedure registered to take objects (an object_procedure, or the typed form below) is
@@ -194,7 +195,8 @@ requires(std::is_trivially_copyable_v<Args>&&...) void register_procedure(
 }
 
 // A forked process, as seen by the node that forked it. Move-only; destroying it without
-// join() lets the process run on unobserved. Used only while its node exists, on the
+// join() lets the process run on unobserved (the forker's body, once it returns, waits
+// for it, and reports its exception if it threw). Used only while its node exists, on the
 // node's thread.
 class forked {
  public:

@@ -127,7 +127,7 @@ absl::StatusOr<std::uint64_t> fork_service::fork(comm::node_id target, std::stri
   absl::StatusOr<bool> answered = loop_.wait_until(absl::Now() + options_.answer_timeout,
                                                    [&] { return p.answer != kind::request; });
   if (!answered.ok() || !*answered) {
-    detach(id);  // an answer that still comes is dropped
+    pending_.erase(id);  // an answer that still comes is dropped
     if (!answered.ok()) return answered.status();
     return absl::DeadlineExceededError(absl::StrFormat(
         "fork of '%s' to node %u: no answer within %s (node %u is not making progress: no call "
@@ -163,6 +163,7 @@ void fork_service::detach(std::uint64_t id) {
   auto it = pending_.find(id);
   if (it == pending_.end()) return;
   if (it->second.answer == kind::ended || it->second.answer == kind::failed) {
+    if (it->second.answer == kind::failed) unjoined_failures_.push_back(it->second.outcome);
     pending_.erase(it);
     return;
   }
@@ -231,6 +232,7 @@ void fork_service::on_message(comm::node_id source, std::span<const std::byte> b
                              std::string(reinterpret_cast<const char*>(rest.data()), rest.size()));
   }
   if (p.detached && (k == kind::ended || k == kind::failed || k == kind::refused)) {
+    if (k == kind::failed) unjoined_failures_.push_back(p.outcome);
     pending_.erase(it);
   }
 }
@@ -343,14 +345,39 @@ absl::Status fork_service::serve_until_stopped() {
   return loop_.wait_for([this] { return stopped_ && serving_ == 0; });
 }
 
-absl::Status fork_service::await_served() {
-  absl::StatusOr<bool> served =
-      loop_.wait_until(absl::Now() + options_.answer_timeout, [this] { return serving_ == 0; });
-  if (!served.ok()) return served.status();
-  if (*served) return absl::OkStatus();
-  return absl::DeadlineExceededError(
-      absl::StrFormat("node %u: the body returned while %u process(es) forked to it ran on for %s",
-                      self_, serving_, absl::FormatDuration(options_.answer_timeout)));
+absl::Status fork_service::await_processes() {
+  const auto running_elsewhere = [this] {
+    return std::any_of(pending_.begin(), pending_.end(), [](const auto& entry) {
+      return entry.second.answer != kind::ended && entry.second.answer != kind::failed;
+    });
+  };
+  absl::StatusOr<bool> ended = loop_.wait_until(
+      absl::Now() + options_.answer_timeout, [&] { return serving_ == 0 && !running_elsewhere(); });
+  if (!ended.ok()) return ended.status();
+  if (!*ended) {
+    std::string elsewhere;
+    for (const auto& [id, p] : pending_) {
+      if (p.answer != kind::ended && p.answer != kind::failed) {
+        absl::StrAppendFormat(&elsewhere, " '%s' on node %u", p.name, p.target);
+      }
+    }
+    return absl::DeadlineExceededError(absl::StrFormat(
+        "node %u: the body returned while processes ran on for %s: %u forked to it, and those "
+        "it forked and did not join:%s",
+        self_, absl::FormatDuration(options_.answer_timeout), serving_,
+        elsewhere.empty() ? " none" : elsewhere));
+  }
+  // Handles still held (outside the body) are not joined either.
+  for (const auto& [id, p] : pending_) {
+    if (p.answer == kind::failed) unjoined_failures_.push_back(p.outcome);
+  }
+  pending_.clear();
+  if (unjoined_failures_.empty()) return absl::OkStatus();
+  const absl::Status& first = unjoined_failures_.front();
+  return absl::Status(first.code(),
+                      absl::StrFormat("node %u: %u process(es) it forked and did not join "
+                                      "failed; the first: %s",
+                                      self_, unjoined_failures_.size(), first.message()));
 }
 
 }  // namespace iso::runtime

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/container/node_hash_map.h"
 #include "absl/status/status.h"
@@ -77,8 +78,11 @@ class fork_service {
   // serving node waits until told and until every process forked to it has returned.
   [[nodiscard]] absl::Status stop_serving_everywhere();
   [[nodiscard]] absl::Status serve_until_stopped();
-  // At a body's end: waits (at most answer_timeout) for the processes forked here.
-  [[nodiscard]] absl::Status await_served();
+  // At a body's end: waits (at most answer_timeout) for the processes forked here, and for
+  // those this node forked elsewhere and did not join (once it has passed the job's end
+  // barrier nothing could serve them, and no fork can come here any more). A process this
+  // node forked that threw and was never joined is reported here.
+  [[nodiscard]] absl::Status await_processes();
 
  private:
   enum class kind : std::uint8_t { request = 1, accepted, refused, ended, failed, stop };
@@ -128,7 +132,9 @@ class fork_service {
   absl::node_hash_map<std::uint64_t, pending> pending_;
   std::uint64_t next_id_ = 1;
   std::size_t serving_ = 0;  // processes forked here that have not returned
-  bool stopped_ = false;     // node 0's main has returned (run_main_on_first)
+  // What processes this node forked threw, where nobody joined them.
+  std::vector<absl::Status> unjoined_failures_;
+  bool stopped_ = false;  // node 0's main has returned (run_main_on_first)
   comm::node_id stopped_by_ = 0;
 };
 
