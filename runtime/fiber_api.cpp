@@ -10,6 +10,9 @@ namespace iso {
 namespace {
 
 constexpr std::size_t kSmallestStack = 16 * 1024;
+// Far above what a machine maps, far below where the stack's rounding up to whole pages with
+// a guard page wraps around to a tiny stack.
+constexpr std::size_t kLargestStack = std::size_t{1} << 40;
 
 // join() and yield() run other fibers, which may wait for the caller's open isochron.
 void refuse_inside_own_isochron(detail::node_state& state, const char* what) {
@@ -55,6 +58,11 @@ fiber spawn(node& n, std::function<void()> body, fiber_options opts) {
     throw iso::error(error_code::invalid_argument,
                      absl::StrFormat("fiber '%s' with a stack of %u bytes: at least %u needed",
                                      opts.name, opts.stack_bytes, kSmallestStack));
+  }
+  if (opts.stack_bytes > kLargestStack) {
+    throw iso::error(error_code::invalid_argument,
+                     absl::StrFormat("fiber '%s' with a stack of %u bytes: at most %u allowed",
+                                     opts.name, opts.stack_bytes, kLargestStack));
   }
   if (!body) {
     throw iso::error(error_code::invalid_argument,

@@ -92,8 +92,8 @@ class fiber {
 };
 
 // Starts `body` as a new fiber of `n`; it first runs when the calling fiber waits or
-// yields. Throws iso::error: invalid_argument for a stack under 16 KiB; resource_exhausted
-// when its stack cannot be had.
+// yields. Throws iso::error: invalid_argument for a stack under 16 KiB or over 1 TiB;
+// resource_exhausted when its stack cannot be had.
 fiber spawn(node& n, std::function<void()> body, fiber_options opts = {});
 
 // Lets every other fiber of `n` that may go on run once, after a round of progress (with

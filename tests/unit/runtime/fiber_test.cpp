@@ -267,6 +267,11 @@ TEST(FiberErrors, JoinInsideTheCallersOwnIsochronIsRefused) {
     expect_error(iso::error_code::failed_precondition, "names no fiber", [&] { f.join(); });
     expect_error(iso::error_code::invalid_argument, "at least",
                  [&] { (void)iso::spawn(node, [] {}, {.name = "tiny", .stack_bytes = 1024}); });
+    // Rounded up to whole pages, these sizes wrapped around to a stack of a page or two.
+    for (const std::size_t huge : {SIZE_MAX, SIZE_MAX - 4095, SIZE_MAX - 65535}) {
+      expect_error(iso::error_code::invalid_argument, "at most",
+                   [&] { (void)iso::spawn(node, [] {}, {.name = "huge", .stack_bytes = huge}); });
+    }
   });
   EXPECT_EQ(status, 0);
 }
