@@ -10,7 +10,10 @@
 // seeded per process, so it cannot be compared between nodes).
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 
 #include "iso/options.hpp"
@@ -42,6 +45,17 @@ class collective_digest {
   collective_digest& add(std::span<const std::uint32_t> words) {
     add(words.size());
     for (const std::uint32_t w : words) add(w);
+    return *this;
+  }
+
+  // The size, then the bytes eight at a time (the last word padded with zeros).
+  collective_digest& add(std::span<const std::byte> bytes) {
+    add(bytes.size());
+    for (std::size_t at = 0; at < bytes.size(); at += sizeof(std::uint64_t)) {
+      std::uint64_t word = 0;
+      std::memcpy(&word, bytes.data() + at, std::min(sizeof(word), bytes.size() - at));
+      add(word);
+    }
     return *this;
   }
 

@@ -83,6 +83,7 @@ absl::StatusOr<std::unique_ptr<object_table::entry>> object_table::make_entry(
   e->uses.assign(nodes_, 0);
   e->writes_by.assign(nodes_, 0);
   e->state = state_ptr(nullptr, object_state_deleter{&type->state});
+  e->initial_digest = collective_digest(collective_digest::kind::object).add(opts.initial).value();
   if (e->where == object_placement::replicated || opts.owner == self_) {
     try {
       e->state.reset(type->state.create(opts.initial));
@@ -231,6 +232,7 @@ std::uint64_t object_table::creation_digest(object_id id) const {
   collective_digest d(collective_digest::kind::object);
   d.add(id).add(static_cast<std::uint64_t>(e.where)).add(e.owner).add(e.type->ops.size());
   d.add(e.automatic ? 1 : 0).add(static_cast<std::uint64_t>(order_->kind()));
+  d.add(e.initial_digest);
   for (const char c : e.type->name) d.add(static_cast<std::uint64_t>(c));
   for (const operation& op : e.type->ops) {
     d.add(static_cast<std::uint64_t>(op.kind)).add(op.alternatives.size());

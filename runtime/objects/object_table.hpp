@@ -195,6 +195,8 @@ class object_table final : public delivery_unit {
     // The owner before the last move: where a copy on its way to this node comes from.
     comm::node_id previous_owner = 0;
     state_ptr state;
+    // The initial bytes it was created with, for the nodes to compare (creation_digest).
+    std::uint64_t initial_digest = 0;
     std::uint64_t writes = 0;
     std::deque<waiting_call> queue;
     std::vector<resumed_call> log;

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <string>
 #include <vector>
@@ -165,6 +166,31 @@ TEST(CollectiveMistakes, AnExtraBarrierDoesNotPassWithTheOthersEndOfTheJob) {
               failure.find("node 1 failed") != std::string::npos)
       << failure;
   EXPECT_NE(status, 0);
+}
+
+// Replicas that start from different initial bytes would differ for good: the creation is
+// refused on every node.
+TEST(CollectiveMistakes, ObjectsCreatedWithOtherInitialBytesOnEachNodeAreRefused) {
+  const iso::object_type int_type =
+      iso::typed_object<std::int64_t>("Int")
+          .write(0, "inc", [](std::int64_t& v, std::int64_t by) { return v += by; })
+          .type();
+  std::atomic<int> refused{0};
+  iso::options opts;
+  opts.barrier_timeout = std::chrono::seconds(60);
+  const int status = run_inproc(2, opts, [&](iso::node& node) {
+    const std::int64_t start = 100 * (node.id() + 1);
+    std::vector<std::byte> initial(sizeof(start));
+    std::memcpy(initial.data(), &start, sizeof(start));
+    if (expect_error(error_code::failed_precondition, "made object creation", [&] {
+          iso::object x(node, int_type,
+                        {.placement = iso::object_placement::replicated, .initial = initial});
+        })) {
+      ++refused;
+    }
+  });
+  EXPECT_EQ(status, 0);
+  EXPECT_EQ(refused.load(), 2);
 }
 
 // Two fibers of every node each make a barrier: the node's two barriers, one after the
