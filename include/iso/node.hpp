@@ -126,7 +126,9 @@ class node {
 
   // Registers the handler for isochronous messages sent to `id`. Register the same ids on
   // every node before any message can arrive (before the first barrier after start-up).
-  // Ids 0 to 2^32-3; 2^32-2 and 2^32-1 are the runtime's (invalid_argument).
+  // Ids 0 to 2^32-3; 2^32-2 and 2^32-1 are the runtime's (invalid_argument). An empty `fn`
+  // removes the handler: sending to `id` from here is then not_found, as for an id never
+  // registered.
   // A handler runs on this node's thread, at the message's logical time, and must not
   // issue isochrons or block: waiting or polling from a handler is a failed_precondition
   // error, and an exception that leaves a handler stops the node with an error naming it.

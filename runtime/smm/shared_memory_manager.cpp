@@ -381,6 +381,11 @@ absl::Status shared_memory_manager::run_local_now(std::span<const std::byte> str
 }
 
 void shared_memory_manager::set_handler(std::uint32_t handler, message_handler fn) {
+  // An empty one would be called, and throw, when a message comes.
+  if (!fn) {
+    handlers_.erase(handler);
+    return;
+  }
   handlers_[handler] = std::move(fn);
 }
 

@@ -373,9 +373,15 @@ TEST(ApiEdge, QuietAndTheReservedHandlerIdAreRefusedWhereTheyCannotWork) {
     expect_error(iso::error_code::invalid_argument, "reserved for the runtime", [&] {
       node.set_handler(0xffffffffu, [](iso::node_id, std::span<const std::byte>) {});
     });
+    // An empty handler removes the id: a message to it is refused at the send, where an
+    // empty one would have thrown on arrival.
+    node.set_handler(7, [](iso::node_id, std::span<const std::byte>) {});
+    node.set_handler(7, nullptr);
     node.barrier();
     {
       iso::isochron iso(node);
+      expect_error(iso::error_code::not_found, "no handler is registered under id 7",
+                   [&] { iso.send(1 - node.id(), 7, {}); });
       expect_error(iso::error_code::failed_precondition, "quiet() inside an open isochron",
                    [&] { node.quiet(); });
       expect_error(iso::error_code::invalid_argument, "reserved for the runtime",
