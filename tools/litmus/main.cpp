@@ -84,10 +84,10 @@ std::optional<arguments> parse_arguments(int argc, char** argv) {
   arguments a;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    auto value = [&](std::uint64_t max, std::uint64_t& out) {
-      if (i + 1 >= argc || !parse_number(argv[i + 1], max, out)) {
-        std::fprintf(stderr, "iso-litmus: %s takes a whole number from 0 to %llu\n", arg.c_str(),
-                     static_cast<unsigned long long>(max));
+    auto value = [&](std::uint64_t min, std::uint64_t max, std::uint64_t& out) {
+      if (i + 1 >= argc || !parse_number(argv[i + 1], max, out) || out < min) {
+        std::fprintf(stderr, "iso-litmus: %s takes a whole number from %llu to %llu\n", arg.c_str(),
+                     static_cast<unsigned long long>(min), static_cast<unsigned long long>(max));
         return false;
       }
       ++i;
@@ -95,13 +95,13 @@ std::optional<arguments> parse_arguments(int argc, char** argv) {
     };
     std::uint64_t n = 0;
     if (arg == "--iterations") {
-      if (!value(1'000'000, n)) return std::nullopt;
+      if (!value(1, 1'000'000, n)) return std::nullopt;
       a.run.iterations = static_cast<std::uint32_t>(n);
     } else if (arg == "--seed") {
-      if (!value(~0ULL, n)) return std::nullopt;
+      if (!value(0, ~0ULL, n)) return std::nullopt;
       a.run.seed = n;
     } else if (arg == "--max-delay-us") {
-      if (!value(1'000'000, n)) return std::nullopt;
+      if (!value(0, 1'000'000, n)) return std::nullopt;
       a.run.max_delay_us = static_cast<std::uint32_t>(n);
     } else if (arg == "--html" && i + 1 < argc) {
       a.html = argv[++i];
