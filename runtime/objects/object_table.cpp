@@ -345,6 +345,13 @@ void object_table::resume(entry& e, comm::node_id caller, std::uint64_t call, ou
   if (caller == self_) {
     complete(call, std::move(out));
   } else if (e.where == object_placement::single_copy) {
+    const std::size_t largest = max_direct_ - sizeof(wire::reply_header);
+    if (out.status.ok() && out.result.size() > largest) {
+      out = outcome::failure(absl::OutOfRangeError(absl::StrFormat(
+          "%s: the call ran on node %u (what a write changed stays changed), but its result of "
+          "%u bytes exceeds the largest reply of %u bytes",
+          describe(e.id, e.type->name), self_, out.result.size(), largest)));
+    }
     send_reply(caller, call, out, offer_for_call(e, caller));
   }
   // A replicated write resumes its caller at the caller's own replica.

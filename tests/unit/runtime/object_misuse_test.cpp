@@ -3,6 +3,8 @@
 // are as before on every node).
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -75,6 +77,33 @@ TEST_P(ObjectMisuse, EveryMisuseIsRefusedNamingObjectAndOperation) {
       expect_error(error_code::failed_precondition, "node 0 keeps no copy",
                    [&] { (void)x.state_bytes(); });
     }
+  });
+  EXPECT_EQ(status, 0);
+}
+
+// A write on a single copy whose result does not fit a reply: it ran, and the caller is
+// told so, naming the object.
+TEST(ObjectMisuseOnce, AResultTooLargeForAReplySaysTheWriteRan) {
+  const iso::object_type type = iso::typed_object<std::int64_t>("Big")
+                                    .write(0, "grow",
+                                           [](std::int64_t& s, std::uint64_t n) {
+                                             ++s;
+                                             return std::vector<std::byte>(n);
+                                           })
+                                    .read(1, "value", [](const std::int64_t& s) { return s; })
+                                    .type();
+  iso::options opts;
+  opts.barrier_timeout = std::chrono::seconds(60);
+  const int status = run_inproc(2, opts, [&](iso::node& node) {
+    iso::object x(node, type, {.placement = object_placement::single_copy, .owner = 1});
+    if (node.id() == 0) {
+      expect_error(error_code::out_of_range,
+                   "object 0 (Big): the call ran on node 1 (what a write changed stays changed), "
+                   "but its result of 33554440 bytes exceeds the largest reply",
+                   [&] { (void)x.call<std::vector<std::byte>>(0, std::uint64_t{1} << 25); });
+    }
+    node.barrier();
+    EXPECT_EQ(x.read<std::int64_t>(1), 1);
   });
   EXPECT_EQ(status, 0);
 }
