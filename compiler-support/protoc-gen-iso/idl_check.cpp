@@ -7,6 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "compiler-support/protoc-gen-iso/idl_names.hpp"
 #include "iso/options.pb.h"
 
 namespace iso::codegen {
@@ -24,6 +25,8 @@ class checker {
     }
     for (int i = 0; i < file_->message_type_count(); ++i) check_message(file_->message_type(i));
     for (int i = 0; i < file_->service_count(); ++i) check_service(file_->service(i));
+    // Names only once the rest is sound: they are generated from the declarations.
+    if (problems_.empty()) problems_ = name_problems(file_);
     return std::move(problems_);
   }
 

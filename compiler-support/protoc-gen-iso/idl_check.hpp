@@ -9,7 +9,8 @@
 // write, has a non-negative frequency, and guard alternatives with distinct identifier
 // names whose read paths name fields of the state ("state.f") or argument ("arg.f") and
 // whose write paths name state fields; an rpc marked read has no alternative that writes (a
-// write marked read); and (iso.operation) appears only on rpcs of object types.
+// write marked read); and (iso.operation) appears only on rpcs of object types. Then, when
+// all of that holds, the names the generator would make (idl_names.hpp).
 #pragma once
 
 #include <google/protobuf/descriptor.h>

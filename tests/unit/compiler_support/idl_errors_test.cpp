@@ -226,6 +226,48 @@ service CounterObject {
                                   "google.protobuf.Empty comes from google/protobuf/empty.proto"));
 }
 
+// Names the generated C++ could not use: each compiled to errors before it was checked.
+TEST(IdlErrors, KeywordsAsTypeOrRpcNamesAreRefused) {
+  protoc_result r = run_protoc(with_header(R"(
+message class { int32 x = 1; }
+service CounterObject {
+  option (iso.object) = { state: "Counter" };
+  rpc delete(Delta) returns (Empty) { option (iso.operation) = { kind: OPERATION_WRITE }; }
+}
+)"));
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.output, HasSubstr("demo.proto: message demo.class: \"class\" is a C++ keyword, "
+                                  "which cannot name the generated type; rename it"));
+  EXPECT_THAT(r.output, HasSubstr("demo.proto: rpc demo.CounterObject.delete: \"delete\" is a "
+                                  "C++ keyword"));
+}
+
+TEST(IdlErrors, GeneratedNamesThatCollideAreRefused) {
+  protoc_result r = run_protoc(with_header(R"(
+message Outer { message Inner { int32 a = 1; } Inner i = 1; }
+message Outer_Inner { int64 b = 1; }
+message CounterObjectProxy { int32 x = 1; }
+message Named { int32 Delta = 1; }
+service CounterObject {
+  option (iso.object) = { state: "Counter" };
+  rpc Add(Delta) returns (Empty) { option (iso.operation) = { kind: OPERATION_WRITE }; }
+  rpc AddAsync(Delta) returns (Empty) { option (iso.operation) = { kind: OPERATION_WRITE }; }
+  rpc state(Empty) returns (Counter) { option (iso.operation) = { kind: OPERATION_READ }; }
+}
+)"));
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.output, HasSubstr("message demo.Outer_Inner: its generated name Outer_Inner is "
+                                  "also generated for message demo.Outer.Inner"));
+  EXPECT_THAT(r.output, HasSubstr("service demo.CounterObject: its generated name "
+                                  "CounterObjectProxy is also generated for message "
+                                  "demo.CounterObjectProxy"));
+  EXPECT_THAT(r.output, HasSubstr("field demo.Named.Delta: named like message demo.Delta"));
+  EXPECT_THAT(r.output, HasSubstr("rpc demo.CounterObject.AddAsync: its generated member "
+                                  "AddAsync is also generated for rpc demo.CounterObject.Add"));
+  EXPECT_THAT(r.output, HasSubstr("rpc demo.CounterObject.state: its generated member state is "
+                                  "also a member the generator adds"));
+}
+
 TEST(IdlErrors, Proto2IsUnsupported) {
   protoc_result r =
       run_protoc("syntax = \"proto2\";\npackage demo;\nmessage A { optional int32 x = 1; }\n");
