@@ -507,6 +507,17 @@ ABSL_ATTRIBUTE_NOINLINE std::span<const std::uint64_t> wait_for_value(node_state
                         "value cannot arrive before the isochron ends; call end() first",
                         state.id()));
   }
+  // Only this node's assign can end the wait, and no other fiber of it could make one.
+  if (!state.loop().runs_fibers()) {
+    if (const std::optional<std::uint64_t> scheduled = smm.waits_on_own_sched(ticket)) {
+      throw iso::error(
+          error_code::failed_precondition,
+          absl::StrFormat("get() on node %u for a read of address %u, which this node has "
+                          "scheduled (sched) and not yet assigned: only its assign can give the "
+                          "value, so the wait would never end; assign it first",
+                          state.id(), *scheduled));
+    }
+  }
   throw_if_error(state.loop().wait_for([&] { return smm.ready(ticket); }));
   return smm.values(ticket);
 }

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "base/check.hpp"
 #include "runtime/progress/credit_wait.hpp"
 #include "runtime/progress/direct_tags.hpp"
@@ -119,6 +120,7 @@ absl::Status shared_memory_manager::read(std::uint8_t width, std::uint64_t addre
     if (page != nullptr && page->width == width && count != 0 &&
         pages_.page_of(address) == pages_.page_of(address + count - 1)) {
       lone_read_ = {true, width, address, count, t.slot, page};
+      note_read_behind_sched(t, address, count);
       ticket = t;
       return absl::OkStatus();
     }
@@ -128,8 +130,56 @@ absl::Status shared_memory_manager::read(std::uint8_t width, std::uint64_t addre
     abandon_slot(t, count);
     return s;
   }
+  note_read_behind_sched(t, address, count);
   ticket = t;
   return absl::OkStatus();
+}
+
+void shared_memory_manager::note_read_behind_sched(read_slots::ticket t, std::uint64_t address,
+                                                   std::uint32_t count) {
+  if (outstanding_scheds_.empty()) return;  // the usual case, on every read
+  // Whichever is fewer: the read's variables, or the scheds.
+  if (count <= outstanding_scheds_.size()) {
+    for (std::uint64_t a = address; a - address < count; ++a) {
+      if (auto it = outstanding_scheds_.find(a); it != outstanding_scheds_.end()) {
+        reads_behind_scheds_[t.slot] = {t.generation, a, it->second};
+        return;
+      }
+    }
+    return;
+  }
+  for (const auto& [scheduled, sched] : outstanding_scheds_) {
+    if (scheduled >= address && scheduled - address < count) {
+      reads_behind_scheds_[t.slot] = {t.generation, scheduled, sched};
+      return;
+    }
+  }
+}
+
+absl::Status shared_memory_manager::check_scheds_assigned(std::string_view when) const {
+  if (outstanding_scheds_.empty()) return absl::OkStatus();
+  std::vector<std::uint64_t> addresses;
+  for (const auto& [address, sched] : outstanding_scheds_) addresses.push_back(address);
+  std::sort(addresses.begin(), addresses.end());
+  constexpr std::size_t kNamed = 8;
+  const std::size_t named = std::min(addresses.size(), kNamed);
+  return absl::FailedPreconditionError(absl::StrFormat(
+      "node %u: %s with %u sched(s) never assigned (address(es) %s%s): a read of one waits for "
+      "its assign forever; assign every sched first",
+      self_, when, addresses.size(), absl::StrJoin(std::span(addresses).first(named), " "),
+      addresses.size() > named ? " ..." : ""));
+}
+
+std::optional<std::uint64_t> shared_memory_manager::waits_on_own_sched(read_slots::ticket t) const {
+  auto read = reads_behind_scheds_.find(t.slot);
+  if (read == reads_behind_scheds_.end() || read->second.generation != t.generation) {
+    return std::nullopt;
+  }
+  auto sched = outstanding_scheds_.find(read->second.address);
+  if (sched == outstanding_scheds_.end() || sched->second != read->second.sched) {
+    return std::nullopt;
+  }
+  return read->second.address;
 }
 
 void shared_memory_manager::abandon_slot(read_slots::ticket t, std::uint32_t count) {
@@ -150,6 +200,7 @@ absl::Status shared_memory_manager::read_modify_write(op_code code, std::uint8_t
     abandon_slot(t, 1);
     return s;
   }
+  note_read_behind_sched(t, address, 1);
   ticket = t;
   return absl::OkStatus();
 }
@@ -168,7 +219,7 @@ absl::Status shared_memory_manager::sched(std::uint8_t width, std::uint64_t addr
         "node %u already has an outstanding sched on address %u; assign it first", self_, address));
   }
   if (absl::Status s = builder_.add(op_code::sched, width, address, 1, {}, 0); !s.ok()) return s;
-  outstanding_scheds_.insert(address);
+  outstanding_scheds_.emplace(address, ++scheds_made_);
   return absl::OkStatus();
 }
 

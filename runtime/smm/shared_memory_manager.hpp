@@ -19,6 +19,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -130,6 +131,13 @@ class shared_memory_manager final : public execution_sink, public delivery_unit 
     return slots_.values(t);
   }
   void close(read_slots::ticket t) { slots_.close(t); }
+  // The address of a read or read-modify-write that waits for an assign to a variable this
+  // node scheduled before it and has not assigned yet (only this node can end that wait);
+  // none when its value may still come from elsewhere.
+  [[nodiscard]] std::optional<std::uint64_t> waits_on_own_sched(read_slots::ticket t) const;
+  // OK once every sched this node made has been assigned; otherwise FailedPrecondition
+  // naming `when` and the addresses (a read of one, anywhere, would wait forever).
+  [[nodiscard]] absl::Status check_scheds_assigned(std::string_view when) const;
   // A slot for an answer that is not a read's (node::quiet's fences), filled by read_result.
   [[nodiscard]] read_slots::ticket open_slot(std::uint32_t count) { return slots_.open(count); }
   // How many values an open slot takes.
@@ -264,7 +272,19 @@ class shared_memory_manager final : public execution_sink, public delivery_unit 
   isochron_builder builder_;
   std::uint64_t next_rank_ = 0;
   std::uint32_t next_sequence_ = 0;
-  absl::flat_hash_set<std::uint64_t> outstanding_scheds_;
+  // This node's scheds not yet assigned: address -> the sched's number (scheds_made_).
+  absl::flat_hash_map<std::uint64_t, std::uint64_t> outstanding_scheds_;
+  std::uint64_t scheds_made_ = 0;
+  // Reads issued behind such a sched, by slot: only looked at when a get() would wait.
+  struct behind_sched {
+    std::uint32_t generation;
+    std::uint64_t address;
+    std::uint64_t sched;
+  };
+  absl::flat_hash_map<std::uint32_t, behind_sched> reads_behind_scheds_;
+  // Notes `t` in reads_behind_scheds_ when [address, address + count) holds a variable with
+  // an outstanding sched of this node's.
+  void note_read_behind_sched(read_slots::ticket t, std::uint64_t address, std::uint32_t count);
   pulse_buckets buckets_;
   std::vector<nicfw::isochron_part> scratch_parts_;  // end()'s, kept for its capacity
   std::deque<local_part> hit_;                       // local parts not yet executed, in issue order

@@ -368,6 +368,58 @@ TEST(ApiEdge, QuietReturnsOnceEveryNodeHasExecutedThisNodesIsochrons) {
 }
 
 // quiet() where it cannot work, and the runtime's handler id, are refused.
+// A read behind this node's own sched, not yet assigned: only this node's assign can give
+// its value, so get() is refused instead of waiting forever; after the assign it works.
+// Before, the get() never returned.
+TEST(ApiEdge, AGetThatOnlyThisNodesOwnAssignCouldEndIsRefused) {
+  std::atomic<std::int64_t> got{-1};
+  const int status = run_inproc(2, bounded(), [&](iso::node& node) {
+    auto x = node.allocate<std::int64_t>(1, iso::placement::on(1));
+    if (node.id() == 0) {
+      {
+        iso::isochron iso(node);
+        iso.sched(x[0]);
+      }
+      iso::value<std::int64_t> v;
+      {
+        iso::isochron iso(node);
+        v = iso.read(x[0]);
+      }
+      expect_error(iso::error_code::failed_precondition,
+                   "which this node has scheduled (sched) and not yet assigned",
+                   [&] { (void)v.get(); });
+      {
+        iso::isochron iso(node);
+        iso.assign(x[0], 7);
+      }
+      got = v.get();
+    }
+    node.barrier();
+  });
+  EXPECT_EQ(status, 0);
+  EXPECT_EQ(got.load(), 7);
+}
+
+// A body that returns with a sched never assigned fails its node, naming the address,
+// instead of waiting at the job's end for the read behind it. Before, the job never ended.
+TEST(ApiEdge, ABodyThatReturnsWithASchedNeverAssignedFailsNamingIt) {
+  iso::test::allow_log_lines_in_this_test();
+  testing::internal::CaptureStderr();
+  const int status = run_inproc(1, bounded(), [&](iso::node& node) {
+    auto x = node.allocate<std::int64_t>(3);
+    {
+      iso::isochron iso(node);
+      iso.sched(x[2]);
+    }
+    iso::isochron iso(node);
+    (void)iso.read(x[2]);
+  });
+  const std::string log = testing::internal::GetCapturedStderr();
+  EXPECT_NE(status, 0);
+  EXPECT_THAT(log, HasSubstr("node 0: the body returned with 1 sched(s) never assigned "
+                             "(address(es) 2)"));
+}
+
 TEST(ApiEdge, QuietAndTheReservedHandlerIdAreRefusedWhereTheyCannotWork) {
   const int status = run_inproc(2, bounded(), [&](iso::node& node) {
     expect_error(iso::error_code::invalid_argument, "reserved for the runtime", [&] {
