@@ -52,6 +52,8 @@ namespace detail {
 
 namespace {
 
+constexpr char kBarrierCall[] = "barrier()";
+
 // The front of every window, which holds the SMM's copies (runtime/counters/counter_area.hpp).
 std::vector<std::span<std::byte>> copies_part(const std::vector<std::span<std::byte>>& windows) {
   std::vector<std::span<std::byte>> out;
@@ -168,7 +170,7 @@ std::unique_ptr<node> node_state::make_node(std::unique_ptr<node_state> state) {
 std::size_t node_state::max_message_size() const { return smm_.max_message_size(); }
 
 absl::Status node_state::barrier() {
-  return ordered_barrier(runtime::collective_digest::kind::barrier, "barrier()");
+  return ordered_barrier(runtime::collective_digest::kind::barrier, kBarrierCall);
 }
 
 absl::Status node_state::end_barrier() {
@@ -179,12 +181,13 @@ absl::Status node_state::end_barrier() {
 }
 
 absl::Status node_state::ordered_barrier(runtime::collective_digest::kind kind, const char* call) {
-  if (absl::Status s = usable_for_collective(call); !s.ok()) return s;
+  absl::StatusOr<collective_turn> turn = begin_collective(call);
+  if (!turn.ok()) return turn.status();
   // Our own isochrons first: then our last stamp is known and final.
   if (absl::Status s = smm_.drain_issued(); !s.ok()) return s;
   boot_->publish_mark(smm_.last_stamp());
   const std::uint64_t digest = runtime::collective_digest(kind).add(agreement_).value();
-  if (absl::Status s = rendezvous(digest, call); !s.ok()) return s;
+  if (absl::Status s = rendezvous(*turn, digest, call); !s.ok()) return s;
   // Everything issued before the barrier, by anyone, executes here before we leave.
   return smm_.sync_to(boot_->max_mark());
 }
@@ -241,6 +244,14 @@ absl::Status node_state::quiet() {
 
 absl::Status node_state::open_isochron() {
   if (absl::Status s = await_other_fibers_isochron(); !s.ok()) return s;
+  // The others passed (or will pass) that barrier with this node's mark as it arrived: an
+  // isochron issued now would not be ordered by it.
+  if (unfinished_rendezvous_.has_value()) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "isochron on node %u while its %s that ran out of time is unfinished: call it again "
+        "first (an isochron issued now would not be ordered by it)",
+        id(), unfinished_rendezvous_->call));
+  }
   if (absl::Status s = smm_.begin(); !s.ok()) return s;
   isochron_owner_ = &fibers_.current();
   begin_isochron();
@@ -289,8 +300,8 @@ absl::Status node_state::usable_outside_isochron(const char* what) {
 absl::StatusOr<std::uint64_t> node_state::allocate(std::uint64_t count, std::uint8_t width,
                                                    const runtime::copyset_rule& rule) {
   // Before the pages are taken here: the other nodes would not take them.
-  if (absl::Status s = refuse_where_waits_are_forbidden("allocate()"); !s.ok()) return s;
-  if (absl::Status s = await_other_fibers_isochron(); !s.ok()) return s;
+  absl::StatusOr<collective_turn> turn = begin_collective("allocate()");
+  if (!turn.ok()) return turn.status();
   absl::StatusOr<std::uint64_t> first = smm_.allocate(count, width, rule);
   if (!first.ok()) return first;
   // Every node must have made this very allocation: the same size, and the same copyset
@@ -304,31 +315,38 @@ absl::StatusOr<std::uint64_t> node_state::allocate(std::uint64_t count, std::uin
   }
   const std::string call =
       absl::StrFormat("allocate(%u variables of %u bytes) at address %u", count, width, *first);
-  if (absl::Status s = rendezvous(digest.value(), call); !s.ok()) return s;
+  if (absl::Status s = rendezvous(*turn, digest.value(), call); !s.ok()) return s;
   return first;
 }
 
-absl::Status node_state::rendezvous(std::uint64_t digest, std::string_view call) {
-  // Refused before arriving: an arrival cannot be taken back, and the others' barrier would
-  // pass with it.
-  if (absl::Status s = refuse_where_waits_are_forbidden(call); !s.ok()) return s;
-  // One at a time: the nodes count collective calls per node, and a second fiber's arrival
-  // before the first one's barrier passed would count as the node's next call there.
+absl::StatusOr<node_state::collective_turn> node_state::begin_collective(const char* what) {
+  // Refused before anything changes here: an arrival cannot be taken back, and the others'
+  // barrier would pass with it.
+  if (absl::Status s = usable_for_collective(what); !s.ok()) return s;
   if (in_rendezvous_) {
     if (absl::Status s = loop_.wait_for([this] { return !in_rendezvous_; }); !s.ok()) return s;
   }
-  in_rendezvous_ = true;
-  absl::Cleanup done = [this] { in_rendezvous_ = false; };
+  if (unfinished_rendezvous_.has_value() &&
+      (unfinished_rendezvous_->call != kBarrierCall || std::string_view(what) != kBarrierCall)) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "%s on node %u: this node's %s ran out of time, and its arrival there stands (the "
+        "others meet it there)%s",
+        what, id(), unfinished_rendezvous_->call,
+        unfinished_rendezvous_->call == kBarrierCall
+            ? "; only barrier() may follow, to wait for them again"
+            : "; this node can make no other collective call"));
+  }
+  return collective_turn(in_rendezvous_);
+}
+
+absl::Status node_state::rendezvous(const collective_turn& turn, std::uint64_t digest,
+                                    std::string_view call) {
+  (void)turn;
+  ISO_DCHECK(in_rendezvous_) << "rendezvous() without the collective turn";
   std::optional<std::uint64_t> resumed;
   if (unfinished_rendezvous_.has_value()) {
-    // This node's arrival at the one that ran out of time stands: only that very call may
-    // follow, and it waits for the same rendezvous.
-    if (unfinished_rendezvous_->digest != digest || unfinished_rendezvous_->call != call) {
-      return absl::FailedPreconditionError(absl::StrFormat(
-          "%s on node %u: this node's %s ran out of time, and its arrival there stands (the "
-          "others meet it there); only that call may follow, to wait for them again",
-          call, id(), unfinished_rendezvous_->call));
-    }
+    // A barrier() called again (begin_collective let nothing else through): its arrival
+    // stands, and it waits for the same barrier.
     resumed = unfinished_rendezvous_->ticket;
     unfinished_rendezvous_.reset();
   }
@@ -354,9 +372,10 @@ absl::Status node_state::rendezvous(std::uint64_t digest, std::string_view call)
         if (!boot_->barrier_arrived(n, ticket)) absl::StrAppendFormat(&missing, " %u", n);
       }
       outcome = absl::DeadlineExceededError(absl::StrFormat(
-          "%s on node %u: node(s)%s did not arrive within %s (this node's arrival stands: "
-          "calling it again waits for them again)",
-          call, id(), missing, absl::FormatDuration(absl::FromChrono(options_.barrier_timeout))));
+          "%s on node %u: node(s)%s did not arrive within %s (this node's arrival stands: %s)",
+          call, id(), missing, absl::FormatDuration(absl::FromChrono(options_.barrier_timeout)),
+          call == kBarrierCall ? "calling barrier() again waits for them again"
+                               : "it can make no other collective call"));
       unfinished_rendezvous_ = unfinished_rendezvous{ticket, digest, std::string(call)};
       return true;
     }
@@ -507,18 +526,24 @@ ABSL_ATTRIBUTE_NOINLINE std::span<const std::uint64_t> wait_for_value(node_state
                         "value cannot arrive before the isochron ends; call end() first",
                         state.id()));
   }
-  // Only this node's assign can end the wait, and no other fiber of it could make one.
-  if (!state.loop().runs_fibers()) {
-    if (const std::optional<std::uint64_t> scheduled = smm.waits_on_own_sched(ticket)) {
-      throw iso::error(
-          error_code::failed_precondition,
-          absl::StrFormat("get() on node %u for a read of address %u, which this node has "
-                          "scheduled (sched) and not yet assigned: only its assign can give the "
-                          "value, so the wait would never end; assign it first",
-                          state.id(), *scheduled));
-    }
+  // A read that waits for this node's own assign, where no other fiber could make it (one
+  // that starts meanwhile, a fork, ends the check: it might).
+  std::optional<std::uint64_t> stuck;
+  const bool behind_own_sched = smm.issued_behind_own_sched(ticket);
+  throw_if_error(state.loop().wait_for([&] {
+    if (smm.ready(ticket)) return true;
+    if (!behind_own_sched || state.loop().runs_fibers()) return false;
+    stuck = smm.waits_on_own_sched(ticket);
+    return stuck.has_value();
+  }));
+  if (stuck.has_value()) {
+    throw iso::error(
+        error_code::failed_precondition,
+        absl::StrFormat("get() on node %u for a read of address %u, which waits for the assign "
+                        "of this node's own sched: only that assign can give the value, so the "
+                        "wait would never end; assign it first",
+                        state.id(), *stuck));
   }
-  throw_if_error(state.loop().wait_for([&] { return smm.ready(ticket); }));
   return smm.values(ticket);
 }
 

@@ -139,6 +139,29 @@ class node_state {
   [[nodiscard]] const absl::Status& health() const { return loop_.failure(); }
   void fail(absl::Status status) { loop_.fail(std::move(status)); }
 
+  // A collective call's turn on this node, from before it changes anything here to the end
+  // of its rendezvous: the nodes count collective calls per node, and a call of another
+  // fiber in between would take an address (an id, a rendezvous) out of the order the other
+  // nodes take them in. Released when destroyed.
+  class collective_turn {
+   public:
+    explicit collective_turn(bool& held) : held_(&held) { held = true; }
+    collective_turn(collective_turn&& other) noexcept
+        : held_(std::exchange(other.held_, nullptr)) {}
+    collective_turn(const collective_turn&) = delete;
+    collective_turn& operator=(const collective_turn&) = delete;
+    collective_turn& operator=(collective_turn&&) = delete;
+    ~collective_turn() {
+      if (held_ != nullptr) *held_ = false;
+    }
+
+   private:
+    bool* held_;
+  };
+  // usable_for_collective(), then this node's turn (waiting while another fiber's collective
+  // call runs). FailedPrecondition after a rendezvous that ran out of time, unless that was
+  // a barrier() and `what` is barrier() again: the node's arrival there stands.
+  [[nodiscard]] absl::StatusOr<collective_turn> begin_collective(const char* what);
   // A barrier that keeps this node serving others while it waits, and orders isotach
   // memory: every isochron issued anywhere before it has executed everywhere after it.
   [[nodiscard]] absl::Status barrier();
@@ -147,11 +170,11 @@ class node_state {
   // The barrier without the memory ordering: every node has arrived; serves others while
   // it waits. `digest` names the collective call this node makes there (`call`, for
   // messages; runtime/collective_digest.hpp): nodes that arrive with different ones fail.
-  // FailedPrecondition where this node may not wait (a message handler), before it arrives.
-  // DeadlineExceeded after options::barrier_timeout: the arrival stands (it cannot be taken
-  // back), and the next rendezvous, from any fiber, must be the same call, which waits for
-  // the same one. Fibers of the node take their turns.
-  [[nodiscard]] absl::Status rendezvous(std::uint64_t digest, std::string_view call);
+  // The caller holds the turn (begin_collective). DeadlineExceeded after
+  // options::barrier_timeout: the arrival stands (it cannot be taken back); a barrier()
+  // called again waits for the same one.
+  [[nodiscard]] absl::Status rendezvous(const collective_turn& turn, std::uint64_t digest,
+                                        std::string_view call);
   // Collective allocation; returns once every node has made it, so no node can operate on
   // pages another does not know yet.
   [[nodiscard]] absl::StatusOr<std::uint64_t> allocate(std::uint64_t count, std::uint8_t width,
@@ -224,7 +247,7 @@ class node_state {
     std::string call;
   };
   std::optional<unfinished_rendezvous> unfinished_rendezvous_;
-  bool in_rendezvous_ = false;  // a fiber of this node is in rendezvous()
+  bool in_rendezvous_ = false;  // a fiber of this node holds the collective_turn
   runtime::event_loop loop_;
   runtime::fiber_scheduler fibers_;
   // Units of the loop, in the order it ends a round: plain messages first, so that records

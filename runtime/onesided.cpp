@@ -18,7 +18,8 @@ constexpr std::size_t kMaxWindowBytes = std::size_t{1} << 40;
 }  // namespace
 
 absl::StatusOr<counter> node_state::allocate_counter(node_id holder) {
-  if (absl::Status s = usable_for_collective("allocate_counter()"); !s.ok()) return s;
+  absl::StatusOr<collective_turn> turn = begin_collective("allocate_counter()");
+  if (!turn.ok()) return turn.status();
   if (holder >= count()) {
     return absl::InvalidArgumentError(
         absl::StrFormat("allocate_counter(%u): the job has nodes 0..%u", holder, count() - 1));
@@ -30,8 +31,8 @@ absl::StatusOr<counter> node_state::allocate_counter(node_id holder) {
                                    .add(index)
                                    .add(holder)
                                    .value();
-  if (absl::Status s =
-          rendezvous(digest, absl::StrFormat("allocate_counter(%u) as counter %u", holder, index));
+  if (absl::Status s = rendezvous(
+          *turn, digest, absl::StrFormat("allocate_counter(%u) as counter %u", holder, index));
       !s.ok()) {
     return s;
   }
@@ -63,7 +64,8 @@ absl::Status node_state::check_counter(const counter& c) const {
 }
 
 absl::StatusOr<window_id_and_size> node_state::register_window(std::size_t bytes) {
-  if (absl::Status s = usable_for_collective("register_window()"); !s.ok()) return s;
+  absl::StatusOr<collective_turn> turn = begin_collective("register_window()");
+  if (!turn.ok()) return turn.status();
   if (bytes == 0) return absl::InvalidArgumentError("register_window(0): a window needs bytes");
   if (bytes > kMaxWindowBytes) {
     return absl::OutOfRangeError(absl::StrFormat(
@@ -83,7 +85,7 @@ absl::StatusOr<window_id_and_size> node_state::register_window(std::size_t bytes
                                    .add(bytes)
                                    .value();
   if (absl::Status s =
-          rendezvous(digest, absl::StrFormat("register_window(%u) as window %u", bytes, id));
+          rendezvous(*turn, digest, absl::StrFormat("register_window(%u) as window %u", bytes, id));
       !s.ok()) {
     return s;
   }

@@ -273,8 +273,10 @@ void leave_job(node& self) {
   if (ended.ok()) ended = state.fibers().check_all_ended("the body returned");
   // A dropped write told to go out again must not leave with this node.
   if (ended.ok()) ended = state.settle_dropped_objects(/*leaving=*/true);
-  // Before the drain below, which would wait forever for a read behind one of them.
-  if (ended.ok()) ended = state.smm().check_scheds_assigned("the body returned");
+  // Before the drain below, which would wait forever for a read of a variable this node
+  // scheduled and never assigned.
+  if (ended.ok()) ended = state.smm().drain_issued();
+  if (ended.ok()) ended = state.smm().check_no_read_awaits_own_assign("the body returned");
   if (!ended.ok()) {
     state.fail(ended);
     detail::throw_status(ended);

@@ -151,9 +151,12 @@ int iso_try_init(void);
  * process leaves as a failed node instead (the job fails) and says why on stderr.
  * A deferred leave waits for iso_end when an isochron is open; the call that runs it
  * blocks as iso_deinit does, and returns iso_deinit's codes.
- * Blocks: as described; a read still waiting for an assign that never comes blocks forever.
- * Returns: ISO_SUCCESS; ISO_E_FAILED_PRECONDITION before iso_init, after iso_deinit, or while
- *   an isochron is open (call iso_end first; nothing is torn down); ISO_E_DEADLINE_EXCEEDED
+ * Blocks: as described; a read still waiting for another node's assign that never comes
+ *   blocks forever.
+ * Returns: ISO_SUCCESS; ISO_E_FAILED_PRECONDITION before iso_init, after iso_deinit, while
+ *   an isochron is open (call iso_end first; nothing is torn down), or when a read waits in
+ *   this node's copy for the assign of a sched of its own it never made (the node leaves as
+ *   a failed one, naming the address); ISO_E_DEADLINE_EXCEEDED
  *   when the end barrier times out, ISO_E_ABORTED when another node failed (the node leaves
  *   the job anyway, marked as failed). */
 int iso_deinit(void);

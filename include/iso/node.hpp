@@ -79,12 +79,14 @@ class node {
   // issued before the barrier has executed on every node when barrier() returns, so reads
   // after it see writes before it. Fibers of a node take turns: each call is one of the
   // node's barriers. Throws iso::error: failed_precondition inside an open isochron (end it
-  // first) or a message handler, or when the nodes made different collective calls there
-  // (one node's barrier() against the others' end of the job, for one); deadline_exceeded
-  // after options::barrier_timeout, naming the nodes that did not arrive: this node's
-  // arrival stands, and calling barrier() again waits for the same barrier (any other
-  // collective call is then failed_precondition); aborted when another node failed, or
-  // this node's failure (see isochron::~isochron).
+  // first), a message handler, an object operation's guard or body or an inspection, or
+  // when the nodes made different collective calls there (one node's barrier() against the
+  // others' end of the job, for one); deadline_exceeded after options::barrier_timeout,
+  // naming the nodes that did not arrive: this node's arrival stands, and calling barrier()
+  // again waits for the same barrier (until then, another collective call or an isochron is
+  // failed_precondition: the barrier would not order it); aborted when another node failed,
+  // or this node's failure (see isochron::~isochron). Any other collective call that runs
+  // out of time leaves the node unable to make collective calls.
   void barrier();
 
   // Sends `bytes` to node `to` (which may be this node); the bytes are copied once and may
@@ -128,7 +130,7 @@ class node {
   // every node before any message can arrive (before the first barrier after start-up).
   // Ids 0 to 2^32-3; 2^32-2 and 2^32-1 are the runtime's (invalid_argument). An empty `fn`
   // removes the handler: sending to `id` from here is then not_found, as for an id never
-  // registered.
+  // registered, and a message for it from another node stops this node, naming the id.
   // A handler runs on this node's thread, at the message's logical time, and must not
   // issue isochrons or block: waiting or polling from a handler is a failed_precondition
   // error, and an exception that leaves a handler stops the node with an error naming it.

@@ -182,10 +182,10 @@ class [[nodiscard]] value {
   // Blocks (making progress: this node keeps serving others) until the value is here.
   // Throws iso::error: failed_precondition when this value holds no read (default-
   // constructed or moved from), when its node no longer exists, when the read's own
-  // isochron is still open (its value cannot arrive before end()), or when the read waits
-  // for the assign of a sched this node made before it and has not assigned yet (and no
-  // other fiber of the node could: assign first, then get() works); aborted or
-  // deadline_exceeded when the job fails meanwhile.
+  // isochron is still open (its value cannot arrive before end()), or when the read waits,
+  // in this node's own copy, for the assign of a sched this node made before it and has not
+  // assigned yet (and no other fiber of the node could: assign first, then get() works);
+  // aborted or deadline_exceeded when the job fails meanwhile.
   [[nodiscard]] T get() const { return detail::from_bits<T>(handle_.wait()[0]); }
   // True once get() would not block. Never blocks; false while the read's isochron is
   // open. Throws iso::error (failed_precondition) as get() does for a value without a read

@@ -125,6 +125,9 @@ object_type& object_type::add(operation op) {
   // Ids index a table: keep them small, as generated code numbers them.
   constexpr operation_id kMaxId = 4096;
   if (op.id >= kMaxId) refuse(absl::StrFormat("ids must be below %u", kMaxId));
+  if (op.kind != operation_kind::read && op.kind != operation_kind::write) {
+    refuse(absl::StrFormat("kind %u is neither read nor write", static_cast<unsigned>(op.kind)));
+  }
   if (!op.unmarshal) refuse("no unmarshal");
   if (op.alternatives.empty()) refuse("no alternative");
   for (const alternative& alt : op.alternatives) {
@@ -142,13 +145,13 @@ const operation* object_type::find(operation_id id) const {
 
 object::object(node& n, const object_type& type, const object_options& opts) {
   detail::node_state& state = detail::node_state::of(n);
-  detail::throw_if_error(state.usable_for_collective("object creation"));
+  const auto turn = detail::value_or_throw(state.begin_collective("object creation"));
   runtime::object_table& table = state.objects();
   id_ = detail::value_or_throw(table.create(type.shared(), opts));
   link_ = state.objects_link();
   // The objects order is in the digest: name it, so that nodes that disagree on it see why.
   detail::throw_if_error(state.rendezvous(
-      table.creation_digest(id_),
+      turn, table.creation_digest(id_),
       absl::StrFormat("object creation (objects order %s)", runtime::order_name(table.order()))));
 }
 
@@ -169,9 +172,9 @@ object object::attach(node& n, object_id id) {
 
 void register_object_type(node& n, const object_type& type) {
   detail::node_state& state = detail::node_state::of(n);
-  detail::throw_if_error(state.usable_for_collective("register_object_type"));
+  const auto turn = detail::value_or_throw(state.begin_collective("register_object_type"));
   const std::uint64_t digest = detail::value_or_throw(state.objects().register_type(type.shared()));
-  detail::throw_if_error(state.rendezvous(digest, "register_object_type"));
+  detail::throw_if_error(state.rendezvous(turn, digest, "register_object_type"));
 }
 
 const std::string& object::type_name() const {

@@ -67,6 +67,13 @@ absl::StatusOr<std::unique_ptr<object_table::entry>> object_table::make_entry(
   const bool starts_replicated =
       opts.placement == object_placement::automatic &&
       opts.reads_per_write >= static_cast<double>(kReplicateReadsPerWrite);
+  if (opts.placement != object_placement::replicated &&
+      opts.placement != object_placement::single_copy &&
+      opts.placement != object_placement::automatic) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: placement %u is none of replicated, single_copy and automatic",
+                        describe(id, type->name), static_cast<unsigned>(opts.placement)));
+  }
   const bool single = opts.placement != object_placement::replicated;
   if (single && opts.owner >= nodes_) {
     return absl::InvalidArgumentError(
@@ -669,11 +676,14 @@ void object_table::apply_ordered(const ordered_delivery& d) {
   try {
     args = (*op)->unmarshal(std::span(d.bytes).subspan(sizeof(wire::write_header)));
   } catch (...) {
-    // The caller decoded the same bytes before sending them: every replica fails alike.
-    resume(object, d.sender, h->call,
-           outcome::failure(absl::InvalidArgumentError(
-               absl::StrFormat("%s: arguments: %s", describe(object.id, object.type->name, **op),
-                               what_of(std::current_exception())))));
+    // The caller decoded the same bytes before it sent them: an unmarshal that fails here is
+    // not deterministic, and this replica would differ from the others from now on.
+    loop_.fail(absl::AbortedError(absl::StrFormat(
+        "%s: arguments of a write from node %u, which node %u decoded, do not decode here on "
+        "node %u (%s): an unmarshal must decode the same bytes alike everywhere, or the "
+        "replicas differ",
+        describe(object.id, object.type->name, **op), d.sender, d.sender, self_,
+        what_of(std::current_exception()))));
     return;
   }
   execute(object, **op, std::move(args), d.sender, h->call, /*logged=*/true,

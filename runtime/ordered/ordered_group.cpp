@@ -89,7 +89,7 @@ ordered_group::ordered_group(node& n, std::span<const node_id> members)
 ordered_group::ordered_group(node& n, std::span<const node_id> members, order_kind order)
     : impl_(std::make_unique<impl>()) {
   detail::node_state& state = detail::node_state::of(n);
-  detail::throw_if_error(state.usable_for_collective("ordered_group"));
+  const auto turn = detail::value_or_throw(state.begin_collective("ordered_group"));
   impl_->members = detail::value_or_throw(check_members(members, state.count()));
   impl_->state = &state;
   impl_->order = order;
@@ -114,7 +114,7 @@ ordered_group::ordered_group(node& n, std::span<const node_id> members, order_ki
           .add(std::span<const std::uint32_t>(impl_->members))
           .add(static_cast<std::uint64_t>(order))
           .value();
-  detail::throw_if_error(state.rendezvous(digest, "ordered_group"));
+  detail::throw_if_error(state.rendezvous(turn, digest, "ordered_group"));
 }
 
 ordered_group::ordered_group(ordered_group&&) noexcept = default;

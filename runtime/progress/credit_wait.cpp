@@ -16,7 +16,8 @@ absl::Status wait_for_credits(event_loop& loop, absl::Duration timeout,
     for (auto c : {nicfw::credit_class::isotach, nicfw::credit_class::direct}) {
       const std::uint64_t flying = credits.in_flight(n, c);
       if (flying == 0) continue;
-      absl::StrAppendFormat(&stuck, " node %u holds %u bytes of %s;", n, flying,
+      absl::StrAppendFormat(&stuck, "%s node %u holds %u bytes of %s", stuck.empty() ? "" : ";", n,
+                            flying,
                             c == nicfw::credit_class::isotach ? "isotach data" : "messages");
     }
   }

@@ -1,5 +1,7 @@
 #include "runtime/smm/local_memory.hpp"
 
+#include <algorithm>
+
 #include "absl/strings/str_format.h"
 
 namespace iso::runtime {
@@ -253,6 +255,24 @@ absl::Status local_memory::execute_rmw(node_id source, const exec_position& at, 
     }
   }
   return absl::OkStatus();
+}
+
+bool local_memory::read_waits(std::uint64_t address, std::uint32_t version, node_id reader,
+                              std::uint32_t slot) const {
+  auto [begin, end] = pending_.equal_range({address, version});
+  return std::any_of(begin, end, [&](const auto& entry) {
+    return entry.second.reader == reader && entry.second.slot == slot;
+  });
+}
+
+std::vector<std::pair<std::uint64_t, node_id>> local_memory::waiting_for(
+    std::uint32_t version) const {
+  std::vector<std::pair<std::uint64_t, node_id>> out;
+  for (const auto& [key, read] : pending_) {
+    if (key.second != version || read.slot == rmw_body::kNoAnswer) continue;
+    if (out.empty() || out.back().first != key.first) out.emplace_back(key.first, read.reader);
+  }
+  return out;
 }
 
 }  // namespace iso::runtime

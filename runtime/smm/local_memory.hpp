@@ -12,6 +12,7 @@
 #include <deque>
 #include <map>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -82,6 +83,14 @@ class local_memory {
                                      write_pass pass = write_pass::normal);
 
   [[nodiscard]] std::size_t pending_reads() const { return pending_.size(); }
+  // Whether `reader`'s read into `slot` waits here for the assign of version `version` (a
+  // sched of node version - 1) to `address`.
+  [[nodiscard]] bool read_waits(std::uint64_t address, std::uint32_t version, node_id reader,
+                                std::uint32_t slot) const;
+  // Addresses with reads waiting here for an assign of version `version`, and the reader of
+  // the first such read of each.
+  [[nodiscard]] std::vector<std::pair<std::uint64_t, node_id>> waiting_for(
+      std::uint32_t version) const;
 
   // This node's copy of `address` onwards (the page must be held here), for reads by its
   // owner.

@@ -156,30 +156,36 @@ void shared_memory_manager::note_read_behind_sched(read_slots::ticket t, std::ui
   }
 }
 
-absl::Status shared_memory_manager::check_scheds_assigned(std::string_view when) const {
+absl::Status shared_memory_manager::check_no_read_awaits_own_assign(std::string_view when) const {
   if (outstanding_scheds_.empty()) return absl::OkStatus();
-  std::vector<std::uint64_t> addresses;
-  for (const auto& [address, sched] : outstanding_scheds_) addresses.push_back(address);
-  std::sort(addresses.begin(), addresses.end());
-  constexpr std::size_t kNamed = 8;
-  const std::size_t named = std::min(addresses.size(), kNamed);
+  // Every assign this node issued has executed here: a read still waiting for its version
+  // waits for a sched it never assigned.
+  std::vector<std::pair<std::uint64_t, node_id>> stuck = memory_.waiting_for(self_ + 1);
+  std::erase_if(stuck, [&](const auto& read) { return !outstanding_scheds_.contains(read.first); });
+  if (stuck.empty()) return absl::OkStatus();
   return absl::FailedPreconditionError(absl::StrFormat(
-      "node %u: %s with %u sched(s) never assigned (address(es) %s%s): a read of one waits for "
-      "its assign forever; assign every sched first",
-      self_, when, addresses.size(), absl::StrJoin(std::span(addresses).first(named), " "),
-      addresses.size() > named ? " ..." : ""));
+      "node %u: %s while a read (node %u's) of address %u waits for the assign of this node's "
+      "sched, which can never come now%s; assign every sched that is read",
+      self_, when, stuck.front().second, stuck.front().first,
+      stuck.size() > 1 ? absl::StrFormat(" (and %u more address(es))", stuck.size() - 1) : ""));
+}
+
+bool shared_memory_manager::issued_behind_own_sched(read_slots::ticket t) const {
+  if (reads_behind_scheds_.empty()) return false;
+  auto read = reads_behind_scheds_.find(t.slot);
+  if (read == reads_behind_scheds_.end() || read->second.generation != t.generation) return false;
+  auto sched = outstanding_scheds_.find(read->second.address);
+  return sched != outstanding_scheds_.end() && sched->second == read->second.sched;
 }
 
 std::optional<std::uint64_t> shared_memory_manager::waits_on_own_sched(read_slots::ticket t) const {
-  auto read = reads_behind_scheds_.find(t.slot);
-  if (read == reads_behind_scheds_.end() || read->second.generation != t.generation) {
-    return std::nullopt;
-  }
-  auto sched = outstanding_scheds_.find(read->second.address);
-  if (sched == outstanding_scheds_.end() || sched->second != read->second.sched) {
-    return std::nullopt;
-  }
-  return read->second.address;
+  if (!issued_behind_own_sched(t)) return std::nullopt;
+  const std::uint64_t address = reads_behind_scheds_.at(t.slot).address;
+  // Waiting for version self_ + 1 behind that sched is waiting for its assign: the latest
+  // sched of this node's before the read (another's write or sched in between would have
+  // left it no reason to wait for this node).
+  if (!memory_.read_waits(address, self_ + 1, self_, t.slot)) return std::nullopt;
+  return address;
 }
 
 void shared_memory_manager::abandon_slot(read_slots::ticket t, std::uint32_t count) {
@@ -473,7 +479,7 @@ absl::Status shared_memory_manager::wait_for_credits(absl::FunctionRef<bool()> h
   return runtime::wait_for_credits(loop_, options_.credit_timeout, has_credits, what, [&] {
     std::string stuck;
     if (self_queued_ > 0) {
-      absl::StrAppendFormat(&stuck, " node %u (itself) holds %u bytes of isotach messages;", self_,
+      absl::StrAppendFormat(&stuck, " node %u (itself) holds %u bytes of isotach messages", self_,
                             self_queued_);
     }
     return stuck;

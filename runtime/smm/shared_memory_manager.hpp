@@ -131,13 +131,17 @@ class shared_memory_manager final : public execution_sink, public delivery_unit 
     return slots_.values(t);
   }
   void close(read_slots::ticket t) { slots_.close(t); }
-  // The address of a read or read-modify-write that waits for an assign to a variable this
-  // node scheduled before it and has not assigned yet (only this node can end that wait);
-  // none when its value may still come from elsewhere.
+  // Whether the read `t` was issued while this node had a sched of its variable that it has
+  // not assigned since (cheap: only such reads can wait for this node's own assign).
+  [[nodiscard]] bool issued_behind_own_sched(read_slots::ticket t) const;
+  // The address of such a read, when it waits here, in this node's copy, for the assign of
+  // that very sched: only this node can end the wait. None while it may still be answered
+  // otherwise (its copy is elsewhere, or it has not executed yet).
   [[nodiscard]] std::optional<std::uint64_t> waits_on_own_sched(read_slots::ticket t) const;
-  // OK once every sched this node made has been assigned; otherwise FailedPrecondition
-  // naming `when` and the addresses (a read of one, anywhere, would wait forever).
-  [[nodiscard]] absl::Status check_scheds_assigned(std::string_view when) const;
+  // Once this node's own isochrons have executed here (drain_issued): FailedPrecondition,
+  // naming `when`, if reads wait in this node's copies for the assign of a sched it has not
+  // assigned (after `when` it never will); OK otherwise.
+  [[nodiscard]] absl::Status check_no_read_awaits_own_assign(std::string_view when) const;
   // A slot for an answer that is not a read's (node::quiet's fences), filled by read_result.
   [[nodiscard]] read_slots::ticket open_slot(std::uint32_t count) { return slots_.open(count); }
   // How many values an open slot takes.

@@ -368,13 +368,13 @@ TEST(ApiEdge, QuietReturnsOnceEveryNodeHasExecutedThisNodesIsochrons) {
 }
 
 // quiet() where it cannot work, and the runtime's handler id, are refused.
-// A read behind this node's own sched, not yet assigned: only this node's assign can give
-// its value, so get() is refused instead of waiting forever; after the assign it works.
-// Before, the get() never returned.
+// A read behind this node's own sched, not yet assigned, waiting in this node's copy: only
+// this node's assign can give its value, so get() is refused instead of waiting forever;
+// after the assign it works. Before, the get() never returned.
 TEST(ApiEdge, AGetThatOnlyThisNodesOwnAssignCouldEndIsRefused) {
   std::atomic<std::int64_t> got{-1};
   const int status = run_inproc(2, bounded(), [&](iso::node& node) {
-    auto x = node.allocate<std::int64_t>(1, iso::placement::on(1));
+    auto x = node.allocate<std::int64_t>(1, iso::placement::on(0));
     if (node.id() == 0) {
       {
         iso::isochron iso(node);
@@ -386,8 +386,7 @@ TEST(ApiEdge, AGetThatOnlyThisNodesOwnAssignCouldEndIsRefused) {
         v = iso.read(x[0]);
       }
       expect_error(iso::error_code::failed_precondition,
-                   "which this node has scheduled (sched) and not yet assigned",
-                   [&] { (void)v.get(); });
+                   "which waits for the assign of this node's own sched", [&] { (void)v.get(); });
       {
         iso::isochron iso(node);
         iso.assign(x[0], 7);
@@ -416,8 +415,36 @@ TEST(ApiEdge, ABodyThatReturnsWithASchedNeverAssignedFailsNamingIt) {
   });
   const std::string log = testing::internal::GetCapturedStderr();
   EXPECT_NE(status, 0);
-  EXPECT_THAT(log, HasSubstr("node 0: the body returned with 1 sched(s) never assigned "
-                             "(address(es) 2)"));
+  EXPECT_THAT(log, HasSubstr("node 0: the body returned while a read (node 0's) of address 2 "
+                             "waits for the assign of this node's sched"));
+}
+
+// A sched that a later write took over: the read after the write sees the write, and a
+// body that returns without the assign holds up nobody, so neither is refused.
+TEST(ApiEdge, ASchedThatAWriteTookOverRefusesNothing) {
+  std::atomic<std::int64_t> got{-1};
+  const int status = run_inproc(2, bounded(), [&](iso::node& node) {
+    auto x = node.allocate<std::int64_t>(1, iso::placement::on(0));
+    if (node.id() == 0) {
+      {
+        iso::isochron iso(node);
+        iso.sched(x[0]);
+      }
+      {
+        iso::isochron iso(node);
+        iso.write(x[0], 5);
+      }
+      iso::value<std::int64_t> v;
+      {
+        iso::isochron iso(node);
+        v = iso.read(x[0]);
+      }
+      got = v.get();
+    }
+    node.barrier();
+  });
+  EXPECT_EQ(status, 0);
+  EXPECT_EQ(got.load(), 5);
 }
 
 TEST(ApiEdge, QuietAndTheReservedHandlerIdAreRefusedWhereTheyCannotWork) {

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -108,6 +110,43 @@ TEST(ObjectMisuseOnce, AResultTooLargeForAReplySaysTheWriteRan) {
   EXPECT_EQ(status, 0);
 }
 
+// An unmarshal that decodes a write on its caller but throws on another replica: that
+// replica cannot apply the write, and would differ from the others from then on. It fails
+// its node, naming the object; before, it dropped the write without a word.
+TEST(ObjectMisuseOnce, AWriteThatDecodesOnItsCallerButNotOnAReplicaFailsThatNode) {
+  iso::test::allow_log_lines_in_this_test();
+  thread_local bool refuses = false;
+  iso::object_type type("Fickle", iso::test::make_int_type().state());
+  type.add({.id = 0,
+            .name = "bump",
+            .kind = iso::operation_kind::write,
+            .unmarshal =
+                [](std::span<const std::byte>) {
+                  if (refuses) throw std::runtime_error("not on this replica");
+                  return iso::decoded_arguments();
+                },
+            .alternatives = {
+                {.guard = {},
+                 .body = [](void* state, const iso::decoded_arguments&, std::vector<std::byte>&) {
+                   ++*static_cast<std::int64_t*>(state);
+                 }}}});
+  iso::options opts;
+  opts.barrier_timeout = std::chrono::seconds(60);
+  testing::internal::CaptureStderr();
+  const int status = run_inproc(2, opts, [&](iso::node& node) {
+    refuses = node.id() == 1;
+    iso::object x(node, type, {.placement = object_placement::replicated});
+    if (node.id() == 0) (void)x.invoke(0, {});
+    node.barrier();
+  });
+  const std::string log = testing::internal::GetCapturedStderr();
+  EXPECT_NE(status, 0);
+  EXPECT_NE(log.find("object 0 (Fickle), operation 0 (bump): arguments of a write from node 0, "
+                     "which node 0 decoded, do not decode here on node 1 (not on this replica)"),
+            std::string::npos)
+      << log;
+}
+
 TEST_P(ObjectMisuse, AnOwnerOutsideTheJobIsRefusedOnEveryNode) {
   const iso::object_type int_type = iso::test::make_int_type();
   if (placement() == object_placement::replicated) GTEST_SKIP() << "only single copies have owners";
@@ -116,6 +155,12 @@ TEST_P(ObjectMisuse, AnOwnerOutsideTheJobIsRefusedOnEveryNode) {
                  "object 0 (Int): owner 7 is not a node of the job (nodes 0..1)", [&] {
                    iso::object x(node, int_type,
                                  {.placement = object_placement::single_copy, .owner = 7});
+                 });
+    expect_error(error_code::invalid_argument,
+                 "object 0 (Int): placement 9 is none of replicated, single_copy and automatic",
+                 [&] {
+                   iso::object x(node, int_type,
+                                 {.placement = static_cast<object_placement>(9), .owner = 1});
                  });
     // The id was not used up: the next object is object 0 on every node.
     iso::object y(node, int_type, {.placement = object_placement::single_copy, .owner = 1});
@@ -175,6 +220,18 @@ TEST(ObjectTypes, BadDeclarationsAreRefused) {
            }});
   });
   EXPECT_EQ(t.find(9), nullptr);
+  // Values outside the enums were taken as they were (a kind 77 ran as a write).
+  expect_error(
+      error_code::invalid_argument, "operation 10 (odd): kind 77 is neither read nor write", [&] {
+        t.add({.id = 10,
+               .name = "odd",
+               .kind = static_cast<iso::operation_kind>(77),
+               .unmarshal = [](std::span<const std::byte>) { return iso::decoded_arguments(); },
+               .alternatives = {{.guard = {},
+                                 .body = [](void*, const iso::decoded_arguments&,
+                                            std::vector<std::byte>&) {}}}});
+      });
+  EXPECT_EQ(t.find(10), nullptr);
   ASSERT_NE(t.find(int_ops::kAwait), nullptr);
   EXPECT_EQ(t.find(int_ops::kAwait)->kind, iso::operation_kind::read);
 }
