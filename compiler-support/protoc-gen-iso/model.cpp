@@ -134,17 +134,29 @@ std::string qualified_name(const gp::EnumDescriptor* e) {
 
 std::string identifier(const std::string& name) {
   static const std::set<std::string> keywords = {
-      "alignas",   "alignof",   "and",           "asm",      "auto",     "bool",      "break",
-      "case",      "catch",     "char",          "class",    "concept",  "const",     "consteval",
-      "constexpr", "constinit", "const_cast",    "continue", "co_await", "co_return", "co_yield",
-      "decltype",  "default",   "delete",        "do",       "double",   "else",      "enum",
-      "explicit",  "export",    "extern",        "false",    "float",    "for",       "friend",
-      "goto",      "if",        "inline",        "int",      "long",     "mutable",   "namespace",
-      "new",       "noexcept",  "not",           "nullptr",  "operator", "or",        "private",
-      "protected", "public",    "register",      "requires", "return",   "short",     "signed",
-      "sizeof",    "static",    "static_assert", "struct",   "switch",   "template",  "this",
-      "throw",     "true",      "try",           "typedef",  "typeid",   "typename",  "union",
-      "unsigned",  "using",     "virtual",       "void",     "volatile", "while",     "xor"};
+      "alignas",      "alignof",     "and",           "asm",
+      "auto",         "bool",        "break",         "case",
+      "catch",        "char",        "class",         "concept",
+      "const",        "consteval",   "constexpr",     "constinit",
+      "const_cast",   "continue",    "co_await",      "co_return",
+      "co_yield",     "decltype",    "default",       "delete",
+      "do",           "double",      "else",          "enum",
+      "explicit",     "export",      "extern",        "false",
+      "float",        "for",         "friend",        "goto",
+      "if",           "inline",      "int",           "long",
+      "mutable",      "namespace",   "new",           "noexcept",
+      "not",          "nullptr",     "operator",      "or",
+      "private",      "protected",   "public",        "register",
+      "requires",     "return",      "short",         "signed",
+      "sizeof",       "static",      "static_assert", "struct",
+      "switch",       "template",    "this",          "throw",
+      "true",         "try",         "typedef",       "typeid",
+      "typename",     "union",       "unsigned",      "using",
+      "virtual",      "void",        "volatile",      "while",
+      "xor",          "and_eq",      "bitand",        "bitor",
+      "compl",        "not_eq",      "or_eq",         "xor_eq",
+      "char8_t",      "char16_t",    "char32_t",      "wchar_t",
+      "thread_local", "static_cast", "dynamic_cast",  "reinterpret_cast"};
   return keywords.count(name) != 0 ? name + "_" : name;
 }
 
