@@ -32,6 +32,11 @@ iso::options bounded() {
   return o;
 }
 
+void sched_alone(iso::node& node, iso::shared_var<std::int64_t> v) {
+  iso::isochron iso(node);
+  iso.sched(v);
+}
+
 // Two nodes each send three messages before receiving any, from isochrons ended at scope
 // exit; the window holds one message, so the second waits for credits that never come.
 // Its isochron is lost, and that must fail the node (naming it), not vanish into a log.
@@ -367,7 +372,6 @@ TEST(ApiEdge, QuietReturnsOnceEveryNodeHasExecutedThisNodesIsochrons) {
   EXPECT_EQ(wrong.load(), 0);
 }
 
-// quiet() where it cannot work, and the runtime's handler id, are refused.
 // A read behind this node's own sched, not yet assigned, waiting in this node's copy: only
 // this node's assign can give its value, so get() is refused instead of waiting forever;
 // after the assign it works. Before, the get() never returned.
@@ -376,10 +380,7 @@ TEST(ApiEdge, AGetThatOnlyThisNodesOwnAssignCouldEndIsRefused) {
   const int status = run_inproc(2, bounded(), [&](iso::node& node) {
     auto x = node.allocate<std::int64_t>(1, iso::placement::on(0));
     if (node.id() == 0) {
-      {
-        iso::isochron iso(node);
-        iso.sched(x[0]);
-      }
+      sched_alone(node, x[0]);
       iso::value<std::int64_t> v;
       {
         iso::isochron iso(node);
@@ -426,10 +427,7 @@ TEST(ApiEdge, ASchedThatAWriteTookOverRefusesNothing) {
   const int status = run_inproc(2, bounded(), [&](iso::node& node) {
     auto x = node.allocate<std::int64_t>(1, iso::placement::on(0));
     if (node.id() == 0) {
-      {
-        iso::isochron iso(node);
-        iso.sched(x[0]);
-      }
+      sched_alone(node, x[0]);
       {
         iso::isochron iso(node);
         iso.write(x[0], 5);
@@ -447,6 +445,7 @@ TEST(ApiEdge, ASchedThatAWriteTookOverRefusesNothing) {
   EXPECT_EQ(got.load(), 5);
 }
 
+// quiet() where it cannot work, and the runtime's handler id, are refused.
 TEST(ApiEdge, QuietAndTheReservedHandlerIdAreRefusedWhereTheyCannotWork) {
   const int status = run_inproc(2, bounded(), [&](iso::node& node) {
     expect_error(iso::error_code::invalid_argument, "reserved for the runtime", [&] {
