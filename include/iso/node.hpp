@@ -131,6 +131,8 @@ class node {
   // Ids 0 to 2^32-3; 2^32-2 and 2^32-1 are the runtime's (invalid_argument). An empty `fn`
   // removes the handler: sending to `id` from here is then not_found, as for an id never
   // registered, and a message for it from another node stops this node, naming the id.
+  // Called inside a handler (to replace or remove itself, or another), the change takes
+  // effect once that handler returns.
   // A handler runs on this node's thread, at the message's logical time, and must not
   // issue isochrons or block: waiting or polling from a handler is a failed_precondition
   // error, and an exception that leaves a handler stops the node with an error naming it.

@@ -6,6 +6,7 @@
 #include <exception>
 #include <thread>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "base/check.hpp"
@@ -438,6 +439,12 @@ absl::Status shared_memory_manager::run_local_now(std::span<const std::byte> str
 }
 
 void shared_memory_manager::set_handler(std::uint32_t handler, message_handler fn) {
+  // From inside a handler: the map must not change under the function that runs (a
+  // rehash moves it; an erase destroys it). The change waits until it returns.
+  if (running_handler_) {
+    deferred_handlers_.emplace_back(handler, std::move(fn));
+    return;
+  }
   // An empty one would be called, and throw, when a message comes.
   if (!fn) {
     handlers_.erase(handler);
@@ -519,6 +526,13 @@ absl::Status shared_memory_manager::run_handler(node_id source, std::uint32_t ha
   const char* const outside = loop_.forbidden_inside();
   loop_.forbid_progress("a message handler");
   absl::Status result;
+  running_handler_ = true;
+  absl::Cleanup apply_deferred = [this] {
+    running_handler_ = false;
+    std::vector<std::pair<std::uint32_t, message_handler>> changes;
+    changes.swap(deferred_handlers_);
+    for (auto& [id, fn] : changes) set_handler(id, std::move(fn));
+  };
   try {
     it->second(source, payload);
   } catch (const abi::__forced_unwind&) {

@@ -294,6 +294,8 @@ class shared_memory_manager final : public execution_sink, public delivery_unit 
   std::deque<local_part> hit_;                       // local parts not yet executed, in issue order
   std::vector<std::pair<std::uint64_t, std::uint32_t>> due_pulses_;  // EOPs seen, not run
   absl::flat_hash_map<std::uint32_t, message_handler> handlers_;
+  bool running_handler_ = false;  // handlers_ must not change: set_handler() defers
+  std::vector<std::pair<std::uint32_t, message_handler>> deferred_handlers_;
   receive_queue queue_;
   echo_checker echoes_;
   std::vector<trace_event> trace_;

@@ -445,6 +445,31 @@ TEST(ApiEdge, ASchedThatAWriteTookOverRefusesNothing) {
   EXPECT_EQ(got.load(), 5);
 }
 
+// A handler that replaces itself, and registers others, while it runs: the change waits
+// until it returns. Before, the function that ran was destroyed under it (the string it
+// uses after set_handler() was freed: AddressSanitizer's heap-use-after-free).
+TEST(ApiEdge, AHandlerThatReplacesItselfKeepsRunningToItsEnd) {
+  std::vector<std::string> seen;
+  const int status = run_inproc(1, bounded(), [&](iso::node& node) {
+    const std::string first_words(64, 'f');  // on the heap, captured by value
+    node.set_handler(3, [&node, &seen, first_words](iso::node_id, std::span<const std::byte>) {
+      node.set_handler(
+          3, [&seen](iso::node_id, std::span<const std::byte>) { seen.emplace_back("second"); });
+      for (iso::handler_id id = 10; id < 100; ++id) {
+        node.set_handler(id, [](iso::node_id, std::span<const std::byte>) {});
+      }
+      seen.push_back(first_words);
+    });
+    for (int i = 0; i < 2; ++i) {
+      iso::isochron iso(node);
+      iso.send(node.id(), 3, {});
+    }
+    node.quiesce();
+  });
+  EXPECT_EQ(status, 0);
+  EXPECT_THAT(seen, testing::ElementsAre(std::string(64, 'f'), "second"));
+}
+
 // quiet() where it cannot work, and the runtime's handler id, are refused.
 TEST(ApiEdge, QuietAndTheReservedHandlerIdAreRefusedWhereTheyCannotWork) {
   const int status = run_inproc(2, bounded(), [&](iso::node& node) {
