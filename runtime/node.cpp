@@ -6,7 +6,6 @@
 #include <string>
 
 #include "absl/base/attributes.h"
-#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
 #include "base/check.hpp"

@@ -8,7 +8,6 @@
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_join.h"
 #include "base/check.hpp"
 #include "runtime/progress/credit_wait.hpp"
 #include "runtime/progress/direct_tags.hpp"
