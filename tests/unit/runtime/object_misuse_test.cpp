@@ -130,13 +130,29 @@ TEST(ObjectMisuseOnce, AWriteThatDecodesOnItsCallerButNotOnAReplicaFailsThatNode
                  .body = [](void* state, const iso::decoded_arguments&, std::vector<std::byte>&) {
                    ++*static_cast<std::int64_t*>(state);
                  }}}});
+  type.add({.id = 1,
+            .name = "touch",
+            .kind = iso::operation_kind::write,
+            .unmarshal = [](std::span<const std::byte>) { return iso::decoded_arguments(); },
+            .alternatives = {
+                {.guard = {},
+                 .body = [](void*, const iso::decoded_arguments&, std::vector<std::byte>&) {}}}});
   iso::options opts;
   opts.barrier_timeout = std::chrono::seconds(60);
   testing::internal::CaptureStderr();
   const int status = run_inproc(2, opts, [&](iso::node& node) {
     refuses = node.id() == 1;
     iso::object x(node, type, {.placement = object_placement::replicated});
-    if (node.id() == 0) (void)x.invoke(0, {});
+    const std::byte go{1};
+    if (node.id() == 0) {
+      (void)x.invoke(0, {});  // numbered in the order once it returns
+      node.send(1, std::span(&go, 1));
+    } else {
+      (void)node.receive();
+      // After node 0's write in the order: node 1 applies that one first (a barrier would
+      // not wait for it under the sequencer order).
+      (void)x.invoke(1, {});
+    }
     node.barrier();
   });
   const std::string log = testing::internal::GetCapturedStderr();
