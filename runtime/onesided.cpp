@@ -183,6 +183,9 @@ remote_bytes node::get(const window& w, node_id target, std::size_t offset, std:
 
 void node::fence() {
   detail::node_state& state = *state_;
+  // Refused there even when nothing is outstanding, as documented: whether it would wait
+  // must not depend on timing.
+  detail::throw_if_error(state.refuse_where_waits_are_forbidden("fence()"));
   detail::throw_if_error(state.store().fence(absl::FromChrono(state.options().barrier_timeout)));
 }
 
