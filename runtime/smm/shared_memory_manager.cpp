@@ -218,8 +218,21 @@ absl::Status shared_memory_manager::write(std::uint8_t width, std::uint64_t addr
                       values, 0);
 }
 
+absl::Status shared_memory_manager::check_variable(std::uint8_t width,
+                                                   std::uint64_t address) const {
+  const page_info* page = pages_.lookup(address);
+  if (page == nullptr) return pages_.find(address).status();  // builds the message
+  if (page->width != width) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "address %u holds %u-bit variables, not %u-bit", address, page->width * 8, width * 8));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status shared_memory_manager::sched(std::uint8_t width, std::uint64_t address) {
   if (absl::Status s = open_for("sched"); !s.ok()) return s;
+  // A bad address or width first, as for any other operation, before what this node owes.
+  if (absl::Status s = check_variable(width, address); !s.ok()) return s;
   if (outstanding_scheds_.contains(address)) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "node %u already has an outstanding sched on address %u; assign it first", self_, address));
@@ -232,6 +245,7 @@ absl::Status shared_memory_manager::sched(std::uint8_t width, std::uint64_t addr
 absl::Status shared_memory_manager::assign(std::uint8_t width, std::uint64_t address,
                                            std::uint64_t value) {
   if (absl::Status s = open_for("assign"); !s.ok()) return s;
+  if (absl::Status s = check_variable(width, address); !s.ok()) return s;
   if (!outstanding_scheds_.contains(address)) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "assign to address %u without a sched: node %u has no outstanding sched there", address,

@@ -289,6 +289,8 @@ class shared_memory_manager final : public execution_sink, public delivery_unit 
   // Notes `t` in reads_behind_scheds_ when [address, address + count) holds a variable with
   // an outstanding sched of this node's.
   void note_read_behind_sched(read_slots::ticket t, std::uint64_t address, std::uint32_t count);
+  // OK when `address` is a variable of `width` bytes; the error add() would give otherwise.
+  [[nodiscard]] absl::Status check_variable(std::uint8_t width, std::uint64_t address) const;
   pulse_buckets buckets_;
   std::vector<nicfw::isochron_part> scratch_parts_;  // end()'s, kept for its capacity
   std::deque<local_part> hit_;                       // local parts not yet executed, in issue order

@@ -316,6 +316,9 @@ TEST_F(CApi, EveryMisuseHasItsCodeAndMessage) {
   ASSERT_EQ(iso_sched(var), ISO_SUCCESS) << iso_last_error();
   expect_failure(iso_sched(var), fp, "iso_sched: node");
   EXPECT_THAT(iso_last_error(), HasSubstr("already has an outstanding sched"));
+  // The wrong width is reported as such, also where a sched is outstanding (it was
+  // failed_precondition there).
+  expect_failure(iso_sched64(var), ISO_E_INVALID_ARGUMENT, "holds 32-bit variables, not 64-bit");
 
   const int oor = ISO_E_OUT_OF_RANGE;
   expect_failure(iso_write32(ISO_MEM64_BASE + ISO_MEM64_SIZE, 1), oor,
