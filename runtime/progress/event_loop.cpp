@@ -178,23 +178,14 @@ bool event_loop::core_to_spare() const {
   return busy.has_value() && *busy < policy_.spare_cores;
 }
 
-absl::StatusOr<event_loop::submitted> event_loop::try_submit(
-    nicfw::submission_kind kind, comm::node_id to, std::span<const comm::byte_span> pieces) {
+absl::Status event_loop::submit(nicfw::submission_kind kind, comm::node_id to,
+                                std::span<const comm::byte_span> pieces) {
   if (nic_.runs_inline()) {
     absl::StatusOr<bool> sent = nic_.send_at_once(kind, to, pieces);
     if (!sent.ok()) return sent.status();
-    if (*sent) return submitted::sent;
+    if (*sent) return absl::OkStatus();
   }
-  return nic_.channel().host_submit(kind, to, pieces) ? submitted::queued : submitted::full;
-}
-
-absl::Status event_loop::submit(nicfw::submission_kind kind, comm::node_id to,
-                                std::span<const comm::byte_span> pieces) {
-  for (;;) {
-    absl::StatusOr<submitted> done = try_submit(kind, to, pieces);
-    if (!done.ok()) return done.status();
-    if (*done == submitted::sent) return absl::OkStatus();
-    if (*done == submitted::queued) return send_now();
+  while (!nic_.channel().host_submit(kind, to, pieces)) {
     // Inline mode: the NIC runs only when we run it.
     if (nic_.runs_inline()) {
       bool did = false;
@@ -204,6 +195,7 @@ absl::Status event_loop::submit(nicfw::submission_kind kind, comm::node_id to,
       std::this_thread::yield();
     }
   }
+  return send_now();
 }
 
 absl::Status event_loop::send_now() {

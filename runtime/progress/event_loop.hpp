@@ -221,14 +221,6 @@ class event_loop {
   // inline mode) while its queue is full. Errors: the NIC's failure.
   [[nodiscard]] absl::Status submit(nicfw::submission_kind kind, comm::node_id to,
                                     std::span<const comm::byte_span> pieces);
-  // Hands the NIC a submission once, without waiting. Errors: the NIC's failure.
-  enum class submitted : std::uint8_t {
-    sent,    // inline, nothing waited before it: the service sent it (engine::send_at_once)
-    queued,  // in the NIC's queue: it leaves at the NIC's next round (or send_now())
-    full,    // not taken: the queue is full
-  };
-  [[nodiscard]] absl::StatusOr<submitted> try_submit(nicfw::submission_kind kind, comm::node_id to,
-                                                     std::span<const comm::byte_span> pieces);
 
   // After a submission: what was submitted leaves now, not at the node's next call into
   // the runtime, which may come only after a long computation. With a NIC thread that is a
