@@ -149,9 +149,7 @@ absl::Status fork_service::join(std::uint64_t id) {
         "join of fork %u on node %u, which is not waiting to be joined", id, self_));
   }
   const pending& p = it->second;
-  if (absl::Status s =
-          loop_.wait_for([&] { return p.answer == kind::ended || p.answer == kind::failed; });
-      !s.ok()) {
+  if (absl::Status s = loop_.wait_for([&] { return p.returned(); }); !s.ok()) {
     return s;
   }
   absl::Status outcome = p.outcome;
@@ -162,7 +160,7 @@ absl::Status fork_service::join(std::uint64_t id) {
 void fork_service::detach(std::uint64_t id) {
   auto it = pending_.find(id);
   if (it == pending_.end()) return;
-  if (it->second.answer == kind::ended || it->second.answer == kind::failed) {
+  if (it->second.returned()) {
     if (it->second.answer == kind::failed) unjoined_failures_.push_back(it->second.outcome);
     pending_.erase(it);
     return;
@@ -347,9 +345,8 @@ absl::Status fork_service::serve_until_stopped() {
 
 absl::Status fork_service::await_processes() {
   const auto running_elsewhere = [this] {
-    return std::any_of(pending_.begin(), pending_.end(), [](const auto& entry) {
-      return entry.second.answer != kind::ended && entry.second.answer != kind::failed;
-    });
+    return std::any_of(pending_.begin(), pending_.end(),
+                       [](const auto& entry) { return !entry.second.returned(); });
   };
   absl::StatusOr<bool> ended = loop_.wait_until(
       absl::Now() + options_.answer_timeout, [&] { return serving_ == 0 && !running_elsewhere(); });
@@ -357,7 +354,7 @@ absl::Status fork_service::await_processes() {
   if (!*ended) {
     std::string elsewhere;
     for (const auto& [id, p] : pending_) {
-      if (p.answer != kind::ended && p.answer != kind::failed) {
+      if (!p.returned()) {
         absl::StrAppendFormat(&elsewhere, " '%s' on node %u", p.name, p.target);
       }
     }

@@ -106,6 +106,8 @@ class fork_service {
     kind answer = kind::request;  // request: no answer yet
     absl::Status outcome;         // refused or failed
     bool detached = false;
+    // Its process has returned there (or threw): nothing more comes for it.
+    [[nodiscard]] bool returned() const { return answer == kind::ended || answer == kind::failed; }
   };
 
   void on_message(comm::node_id source, std::span<const std::byte> bytes);
