@@ -129,10 +129,8 @@ absl::Status isochron_builder::add(op_code code, std::uint8_t width, std::uint64
   for (std::uint64_t done = 0; done < count;) {
     const std::uint64_t a = address + done;
     const page_info* page = pages_.lookup(a);
-    if (page == nullptr) return pages_.find(a).status();  // builds the message
-    if (page->width != width) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "address %u holds %u-bit variables, not %u-bit", a, page->width * 8, width * 8));
+    if (page == nullptr || page->width != width) {
+      return pages_.find(a, width).status();  // builds the message
     }
     const std::uint64_t page_end = (pages_.page_of(a) + 1) * pages_.page_variables();
     const std::uint64_t n = std::min<std::uint64_t>(count - done, page_end - a);

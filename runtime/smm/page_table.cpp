@@ -75,4 +75,13 @@ absl::StatusOr<const page_info*> page_table::find(std::uint64_t address) const {
   }
 }
 
+absl::StatusOr<const page_info*> page_table::find(std::uint64_t address, std::uint8_t width) const {
+  absl::StatusOr<const page_info*> page = find(address);
+  if (page.ok() && (*page)->width != width) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "address %u holds %u-bit variables, not %u-bit", address, (*page)->width * 8, width * 8));
+  }
+  return page;
+}
+
 }  // namespace iso::runtime

@@ -41,6 +41,9 @@ class page_table {
 
   // The page holding `address`; OutOfRange when it is outside every page.
   [[nodiscard]] absl::StatusOr<const page_info*> find(std::uint64_t address) const;
+  // The same, and InvalidArgument when its variables are not `width` bytes wide.
+  [[nodiscard]] absl::StatusOr<const page_info*> find(std::uint64_t address,
+                                                      std::uint8_t width) const;
   // The same without building a status: null when `address` is outside every page.
   [[nodiscard]] const page_info* lookup(std::uint64_t address) const {
     const std::uint64_t page = address >> page_shift_;

@@ -170,22 +170,26 @@ absl::Status shared_memory_manager::check_no_read_awaits_own_assign(std::string_
       stuck.size() > 1 ? absl::StrFormat(" (and %u more address(es))", stuck.size() - 1) : ""));
 }
 
-bool shared_memory_manager::issued_behind_own_sched(read_slots::ticket t) const {
-  if (reads_behind_scheds_.empty()) return false;
+const shared_memory_manager::behind_sched* shared_memory_manager::unassigned_sched_before(
+    read_slots::ticket t) const {
+  if (reads_behind_scheds_.empty()) return nullptr;
   auto read = reads_behind_scheds_.find(t.slot);
-  if (read == reads_behind_scheds_.end() || read->second.generation != t.generation) return false;
+  if (read == reads_behind_scheds_.end() || read->second.generation != t.generation) {
+    return nullptr;
+  }
   auto sched = outstanding_scheds_.find(read->second.address);
-  return sched != outstanding_scheds_.end() && sched->second == read->second.sched;
+  if (sched == outstanding_scheds_.end() || sched->second != read->second.sched) return nullptr;
+  return &read->second;
 }
 
 std::optional<std::uint64_t> shared_memory_manager::waits_on_own_sched(read_slots::ticket t) const {
-  if (!issued_behind_own_sched(t)) return std::nullopt;
-  const std::uint64_t address = reads_behind_scheds_.at(t.slot).address;
+  const behind_sched* read = unassigned_sched_before(t);
+  if (read == nullptr) return std::nullopt;
   // Waiting for version self_ + 1 behind that sched is waiting for its assign: the latest
   // sched of this node's before the read (another's write or sched in between would have
   // left it no reason to wait for this node).
-  if (!memory_.read_waits(address, self_ + 1, self_, t.slot)) return std::nullopt;
-  return address;
+  if (!memory_.read_waits(read->address, self_ + 1, self_, t.slot)) return std::nullopt;
+  return read->address;
 }
 
 void shared_memory_manager::abandon_slot(read_slots::ticket t, std::uint32_t count) {
@@ -218,21 +222,10 @@ absl::Status shared_memory_manager::write(std::uint8_t width, std::uint64_t addr
                       values, 0);
 }
 
-absl::Status shared_memory_manager::check_variable(std::uint8_t width,
-                                                   std::uint64_t address) const {
-  const page_info* page = pages_.lookup(address);
-  if (page == nullptr) return pages_.find(address).status();  // builds the message
-  if (page->width != width) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "address %u holds %u-bit variables, not %u-bit", address, page->width * 8, width * 8));
-  }
-  return absl::OkStatus();
-}
-
 absl::Status shared_memory_manager::sched(std::uint8_t width, std::uint64_t address) {
   if (absl::Status s = open_for("sched"); !s.ok()) return s;
   // A bad address or width first, as for any other operation, before what this node owes.
-  if (absl::Status s = check_variable(width, address); !s.ok()) return s;
+  if (absl::Status s = pages_.find(address, width).status(); !s.ok()) return s;
   if (outstanding_scheds_.contains(address)) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "node %u already has an outstanding sched on address %u; assign it first", self_, address));
@@ -245,7 +238,7 @@ absl::Status shared_memory_manager::sched(std::uint8_t width, std::uint64_t addr
 absl::Status shared_memory_manager::assign(std::uint8_t width, std::uint64_t address,
                                            std::uint64_t value) {
   if (absl::Status s = open_for("assign"); !s.ok()) return s;
-  if (absl::Status s = check_variable(width, address); !s.ok()) return s;
+  if (absl::Status s = pages_.find(address, width).status(); !s.ok()) return s;
   if (!outstanding_scheds_.contains(address)) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "assign to address %u without a sched: node %u has no outstanding sched there", address,

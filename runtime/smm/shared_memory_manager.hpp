@@ -133,7 +133,9 @@ class shared_memory_manager final : public execution_sink, public delivery_unit 
   void close(read_slots::ticket t) { slots_.close(t); }
   // Whether the read `t` was issued while this node had a sched of its variable that it has
   // not assigned since (cheap: only such reads can wait for this node's own assign).
-  [[nodiscard]] bool issued_behind_own_sched(read_slots::ticket t) const;
+  [[nodiscard]] bool issued_behind_own_sched(read_slots::ticket t) const {
+    return unassigned_sched_before(t) != nullptr;
+  }
   // The address of such a read, when it waits here, in this node's copy, for the assign of
   // that very sched: only this node can end the wait. None while it may still be answered
   // otherwise (its copy is elsewhere, or it has not executed yet).
@@ -289,8 +291,8 @@ class shared_memory_manager final : public execution_sink, public delivery_unit 
   // Notes `t` in reads_behind_scheds_ when [address, address + count) holds a variable with
   // an outstanding sched of this node's.
   void note_read_behind_sched(read_slots::ticket t, std::uint64_t address, std::uint32_t count);
-  // OK when `address` is a variable of `width` bytes; the error add() would give otherwise.
-  [[nodiscard]] absl::Status check_variable(std::uint8_t width, std::uint64_t address) const;
+  // The note of read `t`, while the sched it names is still this node's unassigned one.
+  [[nodiscard]] const behind_sched* unassigned_sched_before(read_slots::ticket t) const;
   pulse_buckets buckets_;
   std::vector<nicfw::isochron_part> scratch_parts_;  // end()'s, kept for its capacity
   std::deque<local_part> hit_;                       // local parts not yet executed, in issue order
